@@ -1,0 +1,38 @@
+# The README's two commands: `make run` and `make test`. Both set up what they need first.
+PYTHON ?= python3
+VENV := .venv
+SERVER_VENV := .venv-server
+DEMO_MODEL := data/demo-model/model.safetensors
+
+.PHONY: setup run test test-unit chromium clean
+
+setup: $(VENV)/.installed $(SERVER_VENV)/.installed $(DEMO_MODEL)
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -e '.[dev]'
+	touch $@
+
+$(SERVER_VENV)/.installed: server/install.sh
+	PYTHON=$(PYTHON) bash server/install.sh $(SERVER_VENV)
+	touch $@
+
+$(DEMO_MODEL): data/make_demo_model.py data/corpus/*.txt | $(SERVER_VENV)/.installed
+	$(SERVER_VENV)/bin/python data/make_demo_model.py data/demo-model
+
+# Browser tests drive Debian's Chromium; Playwright never downloads a browser here.
+chromium:
+	@command -v chromium >/dev/null || (apt-get update -q && apt-get install -y -q chromium)
+
+run: setup
+	$(VENV)/bin/glm1m up
+
+test: setup chromium
+	$(VENV)/bin/pytest -p no:cacheprovider
+
+test-unit: $(VENV)/.installed
+	$(VENV)/bin/pytest tests/unit
+
+clean:
+	rm -rf $(VENV) $(SERVER_VENV) data/demo-model var .files

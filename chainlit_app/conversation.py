@@ -1,0 +1,56 @@
+"""A chat conversation: its history, and one streamed turn that fits the served context."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field, replace
+
+from chainlit_app.errors import ContextTooLong
+from chainlit_app.llm import ChatParams, Llm, Message
+
+# An answer squeezed below this many tokens is not worth starting: tell the user instead.
+MIN_ANSWER_TOKENS = 16
+
+
+@dataclass
+class Conversation:
+    system_prompt: str
+    turns: list[Message] = field(default_factory=list)
+
+    def prompt(self, user_text: str) -> list[Message]:
+        """The full history goes with every turn: the model itself keeps no state between calls."""
+        system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
+        return [*system, *self.turns, {"role": "user", "content": user_text}]
+
+    async def reply(self, user_text: str, llm: Llm, params: ChatParams) -> AsyncIterator[str]:
+        """Stream the answer to `user_text`, and record the turn in the history.
+
+        The turn is recorded as far as it was shown — also when the user stops it or the server
+        drops mid-answer — so the history matches the screen. A turn that failed before its first
+        token is not recorded, so sending it again does not duplicate it.
+        """
+        messages = self.prompt(user_text)
+        params = await fit_to_context(messages, params, llm)
+        shown: list[str] = []
+        try:
+            async for piece in llm.stream_chat(messages, params):
+                shown.append(piece)
+                yield piece
+        finally:
+            if shown:
+                self.turns += [{"role": "user", "content": user_text},
+                               {"role": "assistant", "content": "".join(shown)}]
+
+
+async def fit_to_context(messages: list[Message], params: ChatParams, llm: Llm) -> ChatParams:
+    """Shrink max_tokens so prompt + answer fit the served context; refuse when nothing fits."""
+    max_len = await llm.max_model_len()
+    prompt_tokens = await llm.count_chat_tokens(messages)
+    room = max_len - prompt_tokens
+    if room < MIN_ANSWER_TOKENS:
+        raise ContextTooLong(
+            f"This conversation is {prompt_tokens:,} tokens long and the model serves "
+            f"{max_len:,}, so no answer fits. Start a new chat (the pencil icon at the top), "
+            f"or send a shorter message."
+        )
+    return replace(params, max_tokens=min(params.max_tokens, room))

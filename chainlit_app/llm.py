@@ -1,0 +1,158 @@
+"""The model server, seen from the app: streaming chat, token counts, served context length.
+
+Needs a running vLLM OpenAI-compatible server (`glm1m serve`). Every failure leaves this module as a
+`UserFacingError` carrying the sentence to show; nothing here imports Chainlit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import openai
+from openai import AsyncOpenAI
+
+from chainlit_app.errors import (
+    ContextTooLong,
+    ServerBusy,
+    ServerError,
+    ServerUnavailable,
+    UserFacingError,
+)
+from chainlit_app.settings import Settings
+
+Message = dict[str, str]  # {"role": ..., "content": ...}, the OpenAI chat shape
+
+
+@dataclass(frozen=True)
+class ChatParams:
+    temperature: float
+    max_tokens: int
+    stop: list[str] | None = None
+    extra: dict[str, Any] | None = None  # vLLM sampling extras (ignore_eos, logit_bias, seed...)
+
+
+class Llm:
+    """One model server. Create once per process; it holds the HTTP connection pools."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._client = AsyncOpenAI(
+            base_url=settings.base_url, api_key=settings.api_key,
+            timeout=settings.request_timeout_s, max_retries=settings.retries,
+        )
+        # /tokenize and /v1/models are small JSON calls: a short timeout keeps a dead server
+        # from freezing the UI for the whole request timeout.
+        self._http = httpx.AsyncClient(
+            base_url=settings.server_root, timeout=httpx.Timeout(30.0, connect=5.0),
+            headers={"Authorization": f"Bearer {settings.api_key}"},
+        )
+        self._max_model_len: int | None = None
+
+    async def aclose(self) -> None:
+        await self._client.close()
+        await self._http.aclose()
+
+    async def max_model_len(self) -> int:
+        """The served context length, learnt from /v1/models (asked again until it succeeds)."""
+        if self._max_model_len is None:
+            body = await self._get_json("/v1/models")
+            entry = next((m for m in body["data"] if m["id"] == self.settings.model), None)
+            if entry is None:
+                served = ", ".join(m["id"] for m in body["data"])
+                raise ServerError(
+                    f"The model server serves {served}, not {self.settings.model}. "
+                    f"Set GLM1M_MODEL to the served model name."
+                )
+            self._max_model_len = int(entry["max_model_len"])
+        return self._max_model_len
+
+    async def count_chat_tokens(self, messages: list[Message]) -> int:
+        """Exact prompt length of a chat, by the server's own tokenizer and chat template."""
+        body = await self._post_json("/tokenize", {
+            "model": self.settings.model, "messages": messages, "add_generation_prompt": True,
+        })
+        return int(body["count"])
+
+    async def count_text_tokens(self, text: str) -> int:
+        body = await self._post_json("/tokenize", {
+            "model": self.settings.model, "prompt": text, "add_special_tokens": False,
+        })
+        return int(body["count"])
+
+    async def stream_chat(self, messages: list[Message], params: ChatParams) -> AsyncIterator[str]:
+        """Yield the answer's text pieces as the server produces them.
+
+        Closing the generator (or cancelling the task iterating it) closes the HTTP stream, which
+        makes vLLM abort the request and free its slot and KV cache.
+        """
+        try:
+            stream = await self._client.chat.completions.create(
+                model=self.settings.model, messages=messages, stream=True,  # type: ignore[arg-type]
+                temperature=params.temperature, max_tokens=params.max_tokens, stop=params.stop,
+                extra_body=params.extra,
+            )
+        except openai.APIError as exc:
+            raise self._user_error(exc) from exc
+        try:
+            async for chunk in stream:
+                if chunk.choices and (text := chunk.choices[0].delta.content):
+                    yield text
+        except (openai.APIError, httpx.HTTPError) as exc:
+            raise ServerUnavailable(
+                "The model server stopped in the middle of the answer. The part shown so far is "
+                "kept; send your message again once the server is back."
+            ) from exc
+        finally:
+            await stream.close()
+
+    async def _get_json(self, path: str) -> dict[str, Any]:
+        return await self._request("GET", path, None)
+
+    async def _post_json(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        return await self._request("POST", path, body)
+
+    async def _request(self, method: str, path: str, body: dict[str, Any] | None) -> dict[str, Any]:
+        try:
+            response = await self._http.request(method, path, json=body)
+        except httpx.HTTPError as exc:
+            raise self._unreachable() from exc
+        if response.status_code in (429, 503):
+            raise self._busy(response.status_code)
+        if response.status_code >= 400:
+            raise ServerError(
+                f"The model server refused {path} (HTTP {response.status_code}): "
+                f"{response.text[:300]}"
+            )
+        return response.json()
+
+    def _unreachable(self) -> ServerUnavailable:
+        return ServerUnavailable(
+            f"The model server at {self.settings.base_url} is not answering. Start it with "
+            f"`make run` or `glm1m serve` (or wait until it has finished starting), then send "
+            f"your message again."
+        )
+
+    @staticmethod
+    def _busy(status: int) -> ServerBusy:
+        return ServerBusy(
+            f"The model server is overloaded or restarting (HTTP {status}). Wait a few seconds "
+            f"and send your message again."
+        )
+
+    def _user_error(self, exc: openai.APIError) -> UserFacingError:
+        if isinstance(exc, (openai.APIConnectionError, openai.APITimeoutError)):
+            return self._unreachable()
+        if isinstance(exc, openai.APIStatusError):
+            if exc.status_code in (429, 503):
+                return self._busy(exc.status_code)
+            text = str(exc)
+            if exc.status_code == 400 and "context" in text.lower():
+                return ContextTooLong(
+                    "This conversation no longer fits the model's context window. Start a new "
+                    "chat, or send a shorter message."
+                )
+            return ServerError(f"The model server refused the request (HTTP {exc.status_code}): {text[:300]}")
+        return ServerError(f"The model server failed: {exc}")

@@ -1,0 +1,33 @@
+"""The one Settings object: environment variables prefixed GLM1M_, or a .env file."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="GLM1M_", env_file=".env", extra="ignore")
+
+    base_url: str = Field("http://127.0.0.1:8000/v1", description="OpenAI-compatible URL of vLLM")
+    api_key: str = Field("EMPTY", description="API key the model server expects")
+    model: str = Field("glm-4-9b-chat-1m", description="served model name")
+    demo: bool = Field(False, description="the server runs the random-weight demo model")
+    system_prompt: str = Field("You are a helpful assistant. Answer in the user's language.",
+                               description="default system prompt (editable in the UI)")
+    temperature: float = Field(0.7, ge=0.0, le=2.0, description="default sampling temperature")
+    max_tokens: int = Field(1024, ge=1, description="default limit of new tokens per answer")
+    request_timeout_s: float = Field(600.0, gt=0, description="timeout of one model request")
+    retries: int = Field(2, ge=0, description="retries of a request on 429/503/connection errors")
+
+    @property
+    def server_root(self) -> str:
+        """vLLM's own endpoints (/tokenize, /metrics, /health) sit beside /v1, not under it."""
+        return self.base_url.rstrip("/").removesuffix("/v1")
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

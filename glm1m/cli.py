@@ -1,0 +1,121 @@
+"""`glm1m` command line: serve the model, run the whole workbench, and batch work from the shell."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from glm1m import stack
+from server import launch, process
+
+LOG_DIR = launch.ROOT / "var" / "logs"
+
+
+def add_serve_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", default=os.environ.get("MODEL") or None,
+                        help=f"local path or hub id (default: $MODEL, else {launch.DEFAULT_MODEL}; "
+                             f"the demo model when the machine has no GPU)")
+    parser.add_argument("--demo", action="store_true", help="serve the tiny random-weight demo model")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--max-model-len", type=int, default=None,
+                        help=f"default {launch.GPU_MAX_MODEL_LEN} on a GPU, {launch.CPU_MAX_MODEL_LEN} on CPU")
+    parser.add_argument("--api-key", default=None, help="key vLLM requires on /v1")
+    parser.add_argument("vllm_args", nargs=argparse.REMAINDER,
+                        help="after --: extra flags passed to vllm serve as they are")
+
+
+def serve_options(args: argparse.Namespace) -> launch.ServeOptions:
+    gpu = launch.machine_has_gpu()
+    # Without a GPU and without a model named, the only thing that can run is the demo model.
+    demo = args.demo or (not gpu and args.model is None)
+    extra = [a for a in args.vllm_args if a != "--"]
+    return launch.resolve(launch.ServeOptions(
+        model=args.model or launch.DEFAULT_MODEL, demo=demo, host=args.host, port=args.port,
+        max_model_len=args.max_model_len, api_key=args.api_key, gpu=gpu, extra_args=extra))
+
+
+def say(text: str) -> None:
+    print(f"glm1m: {text}", flush=True)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    options = serve_options(args)
+    say("starting: " + " ".join(launch.vllm_command(options, launch.vllm_python())))
+    server = launch.start(options)
+    try:
+        launch.wait_ready(server, options)
+        say(f"model server ready at {options.base_url}/v1")
+        return server.wait()
+    except process.StartFailed as error:
+        say(str(error))
+        return 1
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        process.stop(server)
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    options = serve_options(args)
+    LOG_DIR.mkdir(parents=True, exist_ok=True)
+    server_log, ui_log = str(LOG_DIR / "vllm.log"), str(LOG_DIR / "chainlit.log")
+    if options.demo:
+        say("no GPU found (or --demo): serving the demo model, random weights, answers are noise")
+    say(f"starting the model server (log: {server_log}) ...")
+    children: list[subprocess.Popen] = []
+    try:
+        children.append(launch.start(options, log_path=server_log))
+        launch.wait_ready(children[0], options, server_log)
+        say(f"model server ready at {options.base_url}/v1; starting the UI (log: {ui_log}) ...")
+        url = f"http://{args.ui_host}:{args.ui_port}"
+        children.append(stack.start_ui(options, args.ui_host, args.ui_port, ui_log))
+        stack.wait_ui(children[1], url, ui_log)
+        say(f"open {url}  (Ctrl-C stops both)")
+        return wait_any(children)
+    except process.StartFailed as error:
+        say(str(error))
+        return 1
+    except KeyboardInterrupt:
+        say("stopping ...")
+        return 0
+    finally:
+        for child in reversed(children):
+            process.stop(child)
+
+
+def wait_any(children: list[subprocess.Popen]) -> int:
+    """Block until one child exits (then the finally-clause stops the other)."""
+    pid, status = os.wait()
+    name = "model server" if pid == children[0].pid else "UI"
+    say(f"the {name} exited (status {os.waitstatus_to_exitcode(status)}); stopping the rest")
+    return 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="glm1m", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("serve", help="start vllm serve for GLM-4-9B-Chat-1M")
+    add_serve_args(serve)
+    serve.set_defaults(run=cmd_serve)
+    up = commands.add_parser("up", help="start the model server and the Chainlit UI (make run)")
+    up.add_argument("--ui-host", default="127.0.0.1")
+    up.add_argument("--ui-port", type=int, default=8001)
+    add_serve_args(up)
+    up.set_defaults(run=cmd_up)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    # SIGTERM (from a test, systemd, or a terminal closing) stops children like Ctrl-C does.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    args = build_parser().parse_args(argv)
+    sys.exit(args.run(args))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Everything about sizing and starting vLLM. Knows nothing about Chainlit."""

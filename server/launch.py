@@ -1,0 +1,122 @@
+"""Start `vllm serve` for GLM-4-9B-Chat-1M (or the demo model) and wait until it really answers."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from server import process
+from server.gpus import detect_gpus
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_MODEL = "THUDM/glm-4-9b-chat-1m-hf"  # the HF-format checkpoint (GlmForCausalLM)
+SERVED_NAME = "glm-4-9b-chat-1m"
+DEMO_MODEL_DIR = ROOT / "data" / "demo-model"
+SERVER_VENV_PYTHON = ROOT / ".venv-server" / "bin" / "python"
+GPU_MAX_MODEL_LEN = 1_048_576
+# On CPU the demo model's KV cache lives in VLLM_CPU_KVCACHE_SPACE GiB; 32K tokens keeps
+# prompts realistic while a 1 GiB cache still holds many of them.
+CPU_MAX_MODEL_LEN = 32_768
+CPU_KV_CACHE_GIB = "1"
+READY_TIMEOUT_S = 900.0  # a cold GPU start with CUDA graphs and torch.compile takes minutes
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    model: str = DEFAULT_MODEL
+    demo: bool = False
+    host: str = "127.0.0.1"
+    port: int = 8000
+    max_model_len: int | None = None
+    api_key: str | None = None
+    gpu: bool = False
+    extra_args: list[str] = field(default_factory=list)
+
+    @property
+    def base_url(self) -> str:
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "::") else self.host
+        return f"http://{host}:{self.port}"
+
+
+def resolve(options: ServeOptions) -> ServeOptions:
+    """Fill in what depends on the machine: the model for --demo and the context length."""
+    model = str(DEMO_MODEL_DIR) if options.demo else options.model
+    max_len = options.max_model_len or (GPU_MAX_MODEL_LEN if options.gpu else CPU_MAX_MODEL_LEN)
+    return ServeOptions(model=model, demo=options.demo, host=options.host, port=options.port,
+                        max_model_len=max_len, api_key=options.api_key, gpu=options.gpu,
+                        extra_args=options.extra_args)
+
+
+def machine_has_gpu() -> bool:
+    return bool(detect_gpus())
+
+
+def vllm_python() -> str:
+    configured = os.environ.get("GLM1M_VLLM_PYTHON")
+    if configured:
+        return configured
+    return str(SERVER_VENV_PYTHON) if SERVER_VENV_PYTHON.exists() else sys.executable
+
+
+def vllm_command(options: ServeOptions, python: str) -> list[str]:
+    """The exact command line. The module entry point is used instead of the `vllm` script
+    because vllm-cpu's script asks importlib.metadata for a package named "vllm"."""
+    cmd = [
+        python, "-m", "vllm.entrypoints.openai.api_server",
+        "--model", options.model, "--served-model-name", SERVED_NAME,
+        "--host", options.host, "--port", str(options.port),
+        "--max-model-len", str(options.max_model_len),
+    ]
+    if not options.gpu:
+        cmd.append("--enforce-eager")  # vllm-cpu: no CUDA graphs; skips a slow compile step
+    if options.api_key:
+        cmd += ["--api-key", options.api_key]
+    return cmd + list(options.extra_args)
+
+
+def vllm_env(options: ServeOptions) -> dict[str, str]:
+    env = dict(os.environ)
+    if not options.gpu:
+        env.setdefault("VLLM_CPU_KVCACHE_SPACE", CPU_KV_CACHE_GIB)
+    env.setdefault("HF_HUB_OFFLINE", "1" if options.demo else env.get("HF_HUB_OFFLINE", "0"))
+    return env
+
+
+def ensure_demo_model() -> None:
+    """The demo weights are built, never committed: build them on first use (a few seconds)."""
+    if not (DEMO_MODEL_DIR / "model.safetensors").exists():
+        subprocess.run([vllm_python(), str(ROOT / "data" / "make_demo_model.py"), str(DEMO_MODEL_DIR)],
+                       check=True)
+
+
+def start(options: ServeOptions, log_path: str | None = None) -> subprocess.Popen:
+    if options.demo:
+        ensure_demo_model()
+    return process.start(vllm_command(options, vllm_python()), env=vllm_env(options),
+                         log_path=log_path)
+
+
+def answers_one_token(options: ServeOptions) -> bool:
+    """Ready means a real completion works: vLLM can pass /health and die on its first request."""
+    headers = {"Authorization": f"Bearer {options.api_key}"} if options.api_key else {}
+    try:
+        health = httpx.get(f"{options.base_url}/health", timeout=5)
+        if health.status_code != 200:
+            return False
+        reply = httpx.post(f"{options.base_url}/v1/completions", headers=headers, timeout=120, json={
+            "model": SERVED_NAME, "prompt": "hello", "max_tokens": 1,
+        })
+    except httpx.HTTPError:
+        return False
+    return reply.status_code == 200 and bool(reply.json().get("choices"))
+
+
+def wait_ready(proc: subprocess.Popen, options: ServeOptions, log_path: str | None = None,
+               timeout_s: float = READY_TIMEOUT_S) -> None:
+    process.wait_until(lambda: answers_one_token(options), proc, "the model server",
+                       timeout_s, log_path)

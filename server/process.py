@@ -1,0 +1,58 @@
+"""Child processes that are started, waited for, and always stopped."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+
+STOP_GRACE_S = 30.0
+
+
+def start(cmd: list[str], env: dict[str, str] | None = None, cwd: str | None = None,
+          log_path: str | None = None) -> subprocess.Popen:
+    """Start `cmd` in its own process group, so stopping it also stops what it spawned
+    (vLLM runs its engine in a child process)."""
+    out = open(log_path, "ab") if log_path else None  # noqa: SIM115 - owned by the child
+    return subprocess.Popen(cmd, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT if out else None,
+                            start_new_session=True)
+
+
+def stop(proc: subprocess.Popen, grace_s: float = STOP_GRACE_S) -> None:
+    """SIGTERM the process group, then SIGKILL whatever is left after `grace_s`."""
+    if proc.poll() is None:
+        _signal_group(proc, signal.SIGTERM)
+        try:
+            proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            pass
+    _signal_group(proc, signal.SIGKILL)  # stragglers in the group, even if the leader exited
+    proc.wait()
+
+
+def _signal_group(proc: subprocess.Popen, sig: signal.Signals) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+class StartFailed(RuntimeError):
+    """A child process exited or never became ready; the message says which and where to look."""
+
+
+def wait_until(ready: Callable[[], bool], proc: subprocess.Popen, what: str, timeout_s: float,
+               log_path: str | None = None) -> None:
+    """Poll `ready` until it is true; fail early if `proc` exits (a readiness probe, not a test)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise StartFailed(f"{what} exited with code {proc.returncode} before it was ready"
+                              + (f"; see {log_path}" if log_path else ""))
+        if ready():
+            return
+        time.sleep(0.5)
+    raise StartFailed(f"{what} was not ready after {timeout_s:.0f} s"
+                      + (f"; see {log_path}" if log_path else ""))

@@ -1,0 +1,1 @@
+"""Helpers the tests share: real processes, a socket.io client for Chainlit, a fault proxy."""

@@ -1,0 +1,105 @@
+"""A Chainlit client over its own socket.io protocol, as the web page speaks it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import socketio
+
+
+@dataclass(eq=False)
+class Event:
+    name: str
+    data: Any
+
+
+@dataclass
+class ChainlitSession:
+    """One browser tab's worth of Chainlit: connect, send messages, read what comes back."""
+
+    url: str
+    cookies: str | None = None
+    thread_id: str | None = None
+    events: list[Event] = field(default_factory=list)
+    _changed: asyncio.Condition = field(default_factory=asyncio.Condition)
+
+    async def connect(self) -> None:
+        self.sio = socketio.AsyncClient(reconnection=False)
+        self.sio.on("*", self._record)
+        auth = {"clientType": "webapp", "sessionId": str(uuid.uuid4()), "threadId": self.thread_id,
+                "userEnv": json.dumps({}), "chatProfile": None}
+        headers = {"Cookie": self.cookies} if self.cookies else {}
+        await self.sio.connect(self.url, socketio_path="/ws/socket.io", auth=auth, headers=headers,
+                               transports=["websocket"], wait_timeout=30)
+        await self.sio.emit("connection_successful")
+
+    async def close(self) -> None:
+        await self.sio.disconnect()
+
+    async def _record(self, name: str, data: Any = None) -> None:
+        async with self._changed:
+            self.events.append(Event(name, data))
+            self._changed.notify_all()
+
+    async def send(self, text: str, file_refs: list[dict] | None = None) -> str:
+        message_id = str(uuid.uuid4())
+        await self.sio.emit("client_message", {
+            "message": {"id": message_id, "name": "User", "type": "user_message", "output": text,
+                        "createdAt": "", "threadId": self.thread_id or ""},
+            "fileReferences": file_refs or [],
+        })
+        return message_id
+
+    async def stop(self) -> None:
+        await self.sio.emit("stop")
+
+    async def wait_for(self, predicate, timeout: float = 120.0, start: int = 0) -> Event:
+        """Wait for the first event from index `start` on that satisfies `predicate`."""
+        async def find() -> Event:
+            async with self._changed:
+                while True:
+                    for event in self.events[start:]:
+                        if predicate(event):
+                            return event
+                    await self._changed.wait()
+        return await asyncio.wait_for(find(), timeout)
+
+    def index(self, event: Event) -> int:
+        return next(i for i, e in enumerate(self.events) if e is event)
+
+    def mark(self) -> int:
+        return len(self.events)
+
+    def messages(self, start: int = 0) -> list[dict]:
+        """Final states of messages (new_message then update_message), by id, in order of appearance."""
+        latest: dict[str, dict] = {}
+        for event in self.events[start:]:
+            if event.name in ("new_message", "update_message") and isinstance(event.data, dict):
+                latest[event.data["id"]] = {**latest.get(event.data["id"], {}), **event.data}
+        return list(latest.values())
+
+    def tokens_for(self, message_id: str, start: int = 0) -> list[str]:
+        return [e.data["token"] for e in self.events[start:]
+                if e.name == "stream_token" and e.data.get("id") == message_id]
+
+    async def started(self, timeout: float = 120.0) -> None:
+        """Wait until on_chat_start has finished (its run step is updated at the end)."""
+        await self.wait_for(lambda e: e.name == "update_message"
+                            and e.data.get("name") == "on_chat_start", timeout)
+        await self.wait_for(lambda e: e.name == "task_end", timeout, self.mark() - 1)
+
+    async def ask(self, text: str, timeout: float = 120.0, file_refs: list[dict] | None = None) -> int:
+        """Send `text` and wait until the app's handler has finished; returns the event mark
+        taken before sending, to read what this message produced."""
+        start = self.mark()
+        await self.send(text, file_refs)
+        began = await self.wait_for(lambda e: e.name == "task_start", timeout, start)
+        await self.wait_for(lambda e: e.name == "task_end", timeout, self.index(began))
+        return start
+
+    def answers(self, start: int = 0) -> list[dict]:
+        return [m for m in self.messages(start) if m.get("type") == "assistant_message"]
