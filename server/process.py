@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import time
 from collections.abc import Callable
@@ -12,12 +13,13 @@ STOP_GRACE_S = 30.0
 
 
 def start(cmd: list[str], env: dict[str, str] | None = None, cwd: str | None = None,
-          log_path: str | None = None) -> subprocess.Popen:
+          log_path: str | None = None, cpus: set[int] | None = None) -> subprocess.Popen:
     """Start `cmd` in its own process group, so stopping it also stops what it spawned
     (vLLM runs its engine in a child process)."""
     out = open(log_path, "ab") if log_path else None  # noqa: SIM115 - owned by the child
     return subprocess.Popen(cmd, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT if out else None,
-                            start_new_session=True)
+                            start_new_session=True,
+                            preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
 
 
 def stop(proc: subprocess.Popen, grace_s: float = STOP_GRACE_S) -> None:
@@ -41,6 +43,17 @@ def _signal_group(proc: subprocess.Popen, sig: signal.Signals) -> None:
 
 class StartFailed(RuntimeError):
     """A child process exited or never became ready; the message says which and where to look."""
+
+
+def require_free_port(host: str, port: int, what: str) -> None:
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as error:
+            raise StartFailed(f"port {port} on {host} is already in use, so {what} cannot start "
+                              f"there ({error.strerror}). Stop whatever holds it (another "
+                              f"glm1m?) or choose another port.") from error
 
 
 def wait_until(ready: Callable[[], bool], proc: subprocess.Popen, what: str, timeout_s: float,

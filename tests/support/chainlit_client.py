@@ -83,8 +83,14 @@ class ChainlitSession:
         return list(latest.values())
 
     def tokens_for(self, message_id: str, start: int = 0) -> list[str]:
-        return [e.data["token"] for e in self.events[start:]
-                if e.name == "stream_token" and e.data.get("id") == message_id]
+        """The pieces streamed into one message: Chainlit carries the first in stream_start."""
+        pieces = []
+        for e in self.events[start:]:
+            if e.name == "stream_start" and e.data.get("id") == message_id:
+                pieces.append(e.data["output"])
+            elif e.name == "stream_token" and e.data.get("id") == message_id:
+                pieces.append(e.data["token"])
+        return pieces
 
     async def started(self, timeout: float = 120.0) -> None:
         """Wait until on_chat_start has finished (its run step is updated at the end)."""
@@ -92,14 +98,21 @@ class ChainlitSession:
                             and e.data.get("name") == "on_chat_start", timeout)
         await self.wait_for(lambda e: e.name == "task_end", timeout, self.mark() - 1)
 
-    async def ask(self, text: str, timeout: float = 120.0, file_refs: list[dict] | None = None) -> int:
-        """Send `text` and wait until the app's handler has finished; returns the event mark
-        taken before sending, to read what this message produced."""
+    async def change_settings(self, values: dict, timeout: float = 30.0) -> None:
+        """Submit the settings panel; Chainlit runs on_settings_update as a task."""
+        await self._until_task_done(lambda: self.sio.emit("chat_settings_change", values), timeout)
+
+    async def _until_task_done(self, action, timeout: float) -> int:
         start = self.mark()
-        await self.send(text, file_refs)
+        await action()
         began = await self.wait_for(lambda e: e.name == "task_start", timeout, start)
         await self.wait_for(lambda e: e.name == "task_end", timeout, self.index(began))
         return start
+
+    async def ask(self, text: str, timeout: float = 120.0, file_refs: list[dict] | None = None) -> int:
+        """Send `text` and wait until the app's handler has finished; returns the event mark
+        taken before sending, to read what this message produced."""
+        return await self._until_task_done(lambda: self.send(text, file_refs), timeout)
 
     def answers(self, start: int = 0) -> list[dict]:
         return [m for m in self.messages(start) if m.get("type") == "assistant_message"]

@@ -1,0 +1,52 @@
+"""What only a browser shows: the answer growing in one bubble, the stop button, error text."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page
+
+from tests.browser.conftest import ask, open_chat, screenshot
+from tests.support.metrics import eventually, running
+
+pytestmark = pytest.mark.browser
+ANSWERS = '[data-step-type="assistant_message"] .message-content'
+
+
+def answer_lengths(page: Page) -> list[int]:
+    return page.eval_on_selector_all(ANSWERS, "els => els.map(e => e.innerText.length)")
+
+
+def test_answer_streams_visibly_into_one_message_and_stop_ends_it(page: Page, app) -> None:
+    open_chat(page, app.url)
+    page.wait_for_selector(f"{ANSWERS} >> text=Demo mode")
+    before = len(answer_lengths(page))
+    ask(page, "Tell me a long story about a manual.")
+    page.wait_for_function(f"n => document.querySelectorAll('{ANSWERS}').length > n", arg=before)
+    page.wait_for_function(f"() => [...document.querySelectorAll('{ANSWERS}')].at(-1).innerText.length > 50")
+    seen = answer_lengths(page)[-1]
+    page.wait_for_function(
+        f"n => [...document.querySelectorAll('{ANSWERS}')].at(-1).innerText.length > n + 50", arg=seen)
+    assert len(answer_lengths(page)) == before + 1  # grew in place, not as new bubbles
+    screenshot(page, "streaming")
+    page.click("#stop-button")
+    eventually(lambda: running(app.server.root) == 0, 15, "generation stopped on the server")
+    page.wait_for_selector("#stop-button", state="detached")
+    stopped_at = answer_lengths(page)[before]
+    assert stopped_at > seen
+    page.wait_for_selector("#chat-submit")
+    assert answer_lengths(page)[before] == stopped_at  # nothing more arrives after stop
+
+
+def test_server_down_shows_a_sentence_and_the_chat_recovers(page: Page, app) -> None:
+    app.proxy.stop_listening()
+    open_chat(page, app.url)
+    notice = page.wait_for_selector("text=is not answering", timeout=60_000)
+    assert "glm1m serve" in notice.inner_text()
+    screenshot(page, "server-down")
+    app.proxy.start()
+    before = len(answer_lengths(page))
+    ask(page, "Are you back?")
+    page.wait_for_function(f"n => document.querySelectorAll('{ANSWERS}').length > n", arg=before)
+    page.wait_for_function(f"() => [...document.querySelectorAll('{ANSWERS}')].at(-1).innerText.length > 0")
+    page.click("#stop-button")
+    eventually(lambda: running(app.server.root) == 0, 15, "generation stopped on the server")

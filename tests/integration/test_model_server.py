@@ -1,0 +1,116 @@
+"""The real vLLM demo server, through the app's own Llm client: streaming, limits, GLM stop
+tokens, abort, token counts and context fitting."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+import pytest
+
+from chainlit_app.conversation import Conversation
+from chainlit_app.errors import ContextTooLong
+from chainlit_app.llm import ChatParams, Llm
+from chainlit_app.settings import Settings
+from tests.support.metrics import eventually, running, scrape
+
+pytestmark = pytest.mark.server
+GREEDY = ChatParams(temperature=0.0, max_tokens=60)
+
+
+@pytest.fixture
+async def llm(model_server) -> Llm:
+    client = Llm(Settings(base_url=model_server.base_url, retries=0))
+    yield client
+    await client.aclose()
+
+
+def ask(text: str) -> list[dict]:
+    return [{"role": "user", "content": text}]
+
+
+async def collect(llm: Llm, messages: list[dict], params: ChatParams) -> list[str]:
+    return [piece async for piece in llm.stream_chat(messages, params)]
+
+
+async def test_answer_streams_in_many_chunks(llm: Llm) -> None:
+    pieces = await collect(llm, ask("Tell me about long documents."), GREEDY)
+    assert len(pieces) >= 20
+    assert all(pieces)
+
+
+async def test_max_tokens_is_honoured(model_server, llm: Llm) -> None:
+    before = scrape(model_server.root)["vllm:generation_tokens_total"]
+    await collect(llm, ask("count"), ChatParams(temperature=1.0, max_tokens=37))
+    after = scrape(model_server.root)["vllm:generation_tokens_total"]
+    assert after - before == 37
+
+
+async def test_stop_string_ends_the_answer_before_it(llm: Llm) -> None:
+    full = "".join(await collect(llm, ask("hello"), GREEDY))
+    stop = full[len(full) // 2: len(full) // 2 + 3]
+    cut = "".join(await collect(llm, ask("hello"), ChatParams(0.0, 60, stop=[stop])))
+    assert cut == full[: full.index(stop)]
+
+
+@pytest.mark.parametrize("token", ["<|user|>", "<|observation|>", "<|endoftext|>"])
+async def test_glm_stop_tokens_end_generation_and_stay_out_of_the_text(
+        model_server, llm: Llm, token: str) -> None:
+    token_id = (await tokenize(model_server.root, token))[0]
+    # The demo model never picks a special token by itself; force this one as the first token.
+    forced = ChatParams(1.0, 50, extra={"logit_bias": {str(token_id): 100}})
+    raw = httpx.post(f"{model_server.base_url}/chat/completions", timeout=60, json={
+        "model": "glm-4-9b-chat-1m", "messages": ask("hi"), "max_tokens": 50,
+        "logit_bias": {str(token_id): 100}}).json()
+    assert raw["choices"][0]["finish_reason"] == "stop"
+    assert raw["usage"]["completion_tokens"] == 1
+    assert "".join(await collect(llm, ask("hi"), forced)) == ""
+
+
+async def tokenize(root: str, text: str) -> list[int]:
+    async with httpx.AsyncClient() as client:
+        body = (await client.post(f"{root}/tokenize", json={
+            "model": "glm-4-9b-chat-1m", "prompt": text, "add_special_tokens": False})).json()
+    return body["tokens"]
+
+
+async def test_closing_the_stream_aborts_the_request_on_the_server(model_server, llm: Llm) -> None:
+    long_answer = ChatParams(1.0, 7000, extra={"ignore_eos": True})
+    stream = llm.stream_chat(ask("write a long story"), long_answer)
+    for _ in range(5):
+        await anext(stream)
+    assert await asyncio.to_thread(running, model_server.root) == 1
+    await stream.aclose()
+    # 7,000 tokens would take the CPU server most of a minute; an abort frees it at once.
+    await asyncio.to_thread(eventually, lambda: running(model_server.root) == 0, 15,
+                            "vllm:num_requests_running back to 0 after the stream closed")
+
+
+async def test_served_context_and_exact_token_count(model_server, llm: Llm) -> None:
+    assert await llm.max_model_len() == model_server.max_model_len
+    messages = [{"role": "system", "content": "Be brief."}, *ask("你好，请总结这份文件。")]
+    counted = await llm.count_chat_tokens(messages)
+    raw = httpx.post(f"{model_server.base_url}/chat/completions", timeout=60, json={
+        "model": "glm-4-9b-chat-1m", "messages": messages, "max_tokens": 1}).json()
+    assert counted == raw["usage"]["prompt_tokens"]
+
+
+async def test_answer_is_shortened_to_fit_the_context(model_server, llm: Llm) -> None:
+    conversation = Conversation(system_prompt="")
+    text = "long document text " * 1500  # about 7,500 tokens of an 8,192 context
+    prompt_tokens = await llm.count_chat_tokens(conversation.prompt(text))
+    before = scrape(model_server.root)["vllm:generation_tokens_total"]
+    async for _ in conversation.reply(text, llm, ChatParams(1.0, 4000)):
+        pass
+    generated = scrape(model_server.root)["vllm:generation_tokens_total"] - before
+    assert generated == model_server.max_model_len - prompt_tokens
+
+
+async def test_conversation_over_the_context_says_so_and_keeps_history(llm: Llm) -> None:
+    conversation = Conversation(system_prompt="")
+    with pytest.raises(ContextTooLong, match=r"tokens long and the model serves 8,192"):
+        async for _ in conversation.reply("word " * 9000, llm, GREEDY):
+            pass
+    assert conversation.turns == []
+    answer = "".join([p async for p in conversation.reply("short question", llm, GREEDY)])
+    assert conversation.turns[-1] == {"role": "assistant", "content": answer}

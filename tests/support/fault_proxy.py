@@ -1,0 +1,112 @@
+"""An HTTP fault injector in front of the real vLLM server (not a stand-in for it).
+
+It forwards every request to the real server and streams the real answer back, unless told to
+fail: answer the next N requests with 429/503, cut a streamed answer after some bytes, or stop
+listening altogether (connection refused, as when the server is down).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import aiohttp
+from aiohttp import web
+
+HOP_HEADERS = {"host", "content-length", "transfer-encoding", "connection", "keep-alive"}
+
+
+class FaultProxy:
+    def __init__(self, upstream: str, port: int) -> None:
+        self.upstream = upstream.rstrip("/")
+        self.port = port
+        self.url = f"http://127.0.0.1:{port}"
+        self._fail_next: list[int] = []
+        self._cut_after: int | None = None
+        self._lock = threading.Lock()
+        self.requests_seen = 0
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._site: web.TCPSite | None = None
+
+    # --- control, from the test's thread ---
+    def start(self) -> None:
+        if not self._thread.is_alive():
+            self._thread.start()
+        self._call(self._start())
+
+    @property
+    def listening(self) -> bool:
+        return self._site is not None
+
+    def stop_listening(self) -> None:
+        self._call(self._stop())
+
+    def close(self) -> None:
+        self._call(self._stop())
+        self._call(self._session.close())
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+
+    def fail_next(self, count: int, status: int = 503) -> None:
+        with self._lock:
+            self._fail_next = [status] * count
+
+    def cut_next_stream_after(self, nbytes: int) -> None:
+        with self._lock:
+            self._cut_after = nbytes
+
+    def reset(self) -> None:
+        with self._lock:
+            self._fail_next, self._cut_after = [], None
+
+    def _call(self, coro):
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(30)
+
+    # --- the server, on the proxy's own loop ---
+    async def _start(self) -> None:
+        if not hasattr(self, "_session"):
+            self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None))
+        app = web.Application(client_max_size=1 << 30)
+        app.router.add_route("*", "/{tail:.*}", self._forward)
+        self._runner = web.AppRunner(app, handle_signals=False)
+        await self._runner.setup()
+        self._site = web.TCPSite(self._runner, "127.0.0.1", self.port, reuse_address=True)
+        await self._site.start()
+
+    async def _stop(self) -> None:
+        if self._site is not None:
+            await self._runner.cleanup()  # closes the listener and open connections
+            self._site = None
+
+    def _take_fault(self, path: str) -> tuple[int | None, int | None]:
+        """Status faults hit the next requests of any kind; a cut hits the next completion."""
+        with self._lock:
+            self.requests_seen += 1
+            status = self._fail_next.pop(0) if self._fail_next else None
+            cut = None
+            if status is None and path.endswith("completions") and self._cut_after is not None:
+                cut, self._cut_after = self._cut_after, None
+            return status, cut
+
+    async def _forward(self, request: web.Request) -> web.StreamResponse:
+        status, cut_after = self._take_fault(request.path)
+        if status is not None:
+            return web.json_response({"error": {"message": "injected fault", "code": status}},
+                                     status=status, headers={"Retry-After": "0"})
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_HEADERS}
+        body = await request.read()
+        async with self._session.request(request.method, self.upstream + request.rel_url.path_qs,
+                                         headers=headers, data=body) as upstream:
+            response = web.StreamResponse(status=upstream.status, headers={
+                k: v for k, v in upstream.headers.items() if k.lower() not in HOP_HEADERS})
+            await response.prepare(request)
+            sent = 0
+            async for chunk in upstream.content.iter_any():
+                if cut_after is not None and sent + len(chunk) > cut_after:
+                    request.transport.close()  # drop the connection mid-answer
+                    return response
+                await response.write(chunk)
+                sent += len(chunk)
+            await response.write_eof()
+            return response

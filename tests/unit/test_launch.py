@@ -1,0 +1,78 @@
+"""The vllm serve command glm1m builds, for CPU and GPU machines."""
+
+from __future__ import annotations
+
+import pytest
+
+from glm1m.cli import build_parser, serve_options
+from server import launch, process
+from server.gpus import parse_gpu_line
+
+
+def options(**kw) -> launch.ServeOptions:
+    return launch.resolve(launch.ServeOptions(**kw))
+
+
+def flag(cmd: list[str], name: str) -> str:
+    return cmd[cmd.index(name) + 1]
+
+
+def test_gpu_serves_the_full_1m_context_with_cuda_graphs() -> None:
+    cmd = launch.vllm_command(options(gpu=True), "python")
+    assert flag(cmd, "--max-model-len") == "1048576"
+    assert flag(cmd, "--served-model-name") == "glm-4-9b-chat-1m"
+    assert flag(cmd, "--host") == "127.0.0.1" and flag(cmd, "--port") == "8000"
+    assert flag(cmd, "--model") == launch.DEFAULT_MODEL
+    assert "--enforce-eager" not in cmd
+
+
+def test_cpu_demo_serves_the_built_demo_model_eagerly() -> None:
+    cmd = launch.vllm_command(options(demo=True, gpu=False), "python")
+    assert flag(cmd, "--model") == str(launch.DEMO_MODEL_DIR)
+    assert flag(cmd, "--max-model-len") == str(launch.CPU_MAX_MODEL_LEN)
+    assert "--enforce-eager" in cmd
+    assert launch.vllm_env(options(demo=True))["VLLM_CPU_KVCACHE_SPACE"] == "1"
+
+
+def test_api_key_and_extra_flags_pass_through() -> None:
+    cmd = launch.vllm_command(options(gpu=True, api_key="k", extra_args=["--seed", "3"]), "python")
+    assert flag(cmd, "--api-key") == "k"
+    assert cmd[-2:] == ["--seed", "3"]
+
+
+def test_cli_without_gpu_or_model_falls_back_to_demo(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(launch, "machine_has_gpu", lambda: False)
+    monkeypatch.delenv("MODEL", raising=False)
+    args = build_parser().parse_args(["serve"])
+    assert serve_options(args).demo
+
+
+def test_cli_model_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(launch, "machine_has_gpu", lambda: True)
+    monkeypatch.setenv("MODEL", "/models/glm")
+    resolved = serve_options(build_parser().parse_args(["serve", "--", "--seed", "1"]))
+    assert (resolved.model, resolved.demo, resolved.extra_args) == ("/models/glm", False, ["--seed", "1"])
+
+
+def test_nvidia_smi_line_is_parsed() -> None:
+    gpu = parse_gpu_line("NVIDIA H200, 143771")
+    assert (gpu.name, gpu.memory_mib) == ("NVIDIA H200", 143771)
+
+
+def test_a_taken_port_is_refused_with_a_sentence() -> None:
+    import socket
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        with pytest.raises(process.StartFailed, match=r"already in use.*choose another port"):
+            process.require_free_port("127.0.0.1", held.getsockname()[1], "the model server")
+
+
+def test_the_cpu_server_leaves_a_core_free() -> None:
+    import os
+    cores = os.sched_getaffinity(0)
+    pinned = launch.server_cpus()
+    if len(cores) >= 2:
+        assert pinned is not None and len(pinned) == len(cores) - 1
+    else:
+        assert pinned is None
