@@ -109,6 +109,21 @@ class Llm:
         finally:
             await stream.close()
 
+    async def complete(self, messages: list[Message], params: ChatParams,
+                       retries: int | None = None) -> str:
+        """One whole answer (no streaming), retried on 429/503/timeouts/dropped connections with
+        the OpenAI client's exponential backoff."""
+        client = self._client if retries is None else self._client.with_options(max_retries=retries)
+        try:
+            reply = await client.chat.completions.create(
+                model=self.settings.model, messages=messages,  # type: ignore[arg-type]
+                temperature=params.temperature, max_tokens=params.max_tokens, stop=params.stop,
+                extra_body=params.extra,
+            )
+        except openai.APIError as exc:
+            raise self._user_error(exc) from exc
+        return reply.choices[0].message.content or ""
+
     async def _get_json(self, path: str) -> dict[str, Any]:
         return await self._request("GET", path, None)
 

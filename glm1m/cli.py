@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from glm1m import stack
+from glm1m.translate_cli import add_translate_command
 from server import launch, process
 
 LOG_DIR = launch.ROOT / "var" / "logs"
@@ -109,6 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--ui-port", type=int, default=8001)
     add_serve_args(up)
     up.set_defaults(run=cmd_up)
+    add_translate_command(commands)
     return parser
 
 

@@ -1,0 +1,109 @@
+"""A CSV translation job from file to file: the one path the UI and `glm1m translate` share.
+
+Rows stream from the input, through the bounded fan-out, into a checkpoint; the output CSV is then
+assembled from the input and the checkpoint — also when the job is stopped, so the rows finished
+so far are never lost and a rerun continues from the first missing one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from chainlit_app.checkpoint import Checkpoint, fingerprint
+from chainlit_app.llm import Llm
+from chainlit_app.table import CsvSource, read_chunks, write_chunk
+from chainlit_app.translate import Job, Progress, Row, translate_rows
+
+NOT_REACHED = "not translated: the job stopped before this row; run it again to continue"
+
+
+@dataclass(frozen=True)
+class Summary:
+    total: int
+    translated: int
+    failed: int
+    not_reached: int
+    output: Path
+    stopped: bool
+
+    @property
+    def complete(self) -> bool:
+        return self.translated == self.total
+
+    def line(self) -> str:
+        text = f"{self.translated:,} of {self.total:,} rows translated"
+        if self.failed:
+            text += f", {self.failed:,} failed (see the translation_error column)"
+        if self.not_reached:
+            text += f", {self.not_reached:,} not reached (run again to continue)"
+        return text + f" → {self.output}"
+
+
+def checkpoint_path(output: Path) -> Path:
+    return output.with_name(output.name + ".progress.jsonl")
+
+
+def count_rows(source: CsvSource) -> int:
+    return sum(len(chunk) for chunk in read_chunks(source))
+
+
+async def pending_rows(source: CsvSource, checkpoint: Checkpoint) -> AsyncIterator[Row]:
+    index = 0
+    for chunk in read_chunks(source):
+        for text in chunk[source.column]:
+            if not checkpoint.translated(index):
+                yield Row(index, text)
+            index += 1
+        await asyncio.sleep(0)  # let results flow between chunks of a large file
+
+
+async def run_job(source: CsvSource, job: Job, llm: Llm, output: Path,
+                  on_progress: Callable[[Progress], None] | None = None) -> Summary:
+    """Translate `source` into `output`. Cancelling it still writes what was finished."""
+    settings = {"column": source.column, **asdict(job), "concurrency": None}
+    checkpoint = Checkpoint.open(checkpoint_path(output), fingerprint(source.path, settings))
+    total = count_rows(source)
+    kept = sum(1 for r in checkpoint.results.values() if r.error is None)
+    progress = Progress(total=total, done=kept, already_done=kept)
+    if on_progress is not None:
+        on_progress(progress)
+    stopped = True
+    try:
+        async for result in translate_rows(pending_rows(source, checkpoint), job, llm,
+                                           on_progress, progress):
+            checkpoint.record(result)
+        stopped = False
+    finally:
+        summary = assemble(source, checkpoint, output, total, stopped)
+        checkpoint.close(remove=summary.complete)
+    return summary
+
+
+def assemble(source: CsvSource, checkpoint: Checkpoint, output: Path, total: int,
+             stopped: bool) -> Summary:
+    """Write the input's columns unchanged plus translation and translation_error."""
+    translated = failed = not_reached = 0
+    index = 0
+    for n, chunk in enumerate(read_chunks(source)):
+        translations, errors = [], []
+        for _ in range(len(chunk)):
+            result = checkpoint.results.get(index)
+            if result is None:
+                translations.append("")
+                errors.append(NOT_REACHED)
+                not_reached += 1
+            elif result.error is None:
+                translations.append(result.translation or "")
+                errors.append("")
+                translated += 1
+            else:
+                translations.append("")
+                errors.append(result.error)
+                failed += 1
+            index += 1
+        chunk = chunk.assign(translation=translations, translation_error=errors)
+        write_chunk(chunk, output, first=n == 0)
+    return Summary(total, translated, failed, not_reached, output, stopped)

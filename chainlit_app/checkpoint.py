@@ -1,0 +1,87 @@
+"""A JSON-lines sidecar that records every finished row, so a killed job resumes where it stopped.
+
+One line per row, flushed as it is written; a line cut short by a kill is ignored on reading, and
+that row is simply translated again (it was never recorded, so nothing is translated twice).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import IO
+
+from chainlit_app.table import CsvError
+from chainlit_app.translate import Result
+
+
+def fingerprint(input_path: Path, settings: dict[str, object]) -> str:
+    """Identity of a job: the input's bytes and the settings that change its output."""
+    digest = hashlib.sha256()
+    with input_path.open("rb") as f:
+        while block := f.read(1 << 20):
+            digest.update(block)
+    digest.update(json.dumps(settings, sort_keys=True, ensure_ascii=False).encode())
+    return digest.hexdigest()
+
+
+class Checkpoint:
+    def __init__(self, path: Path, job_id: str) -> None:
+        self.path = path
+        self.job_id = job_id
+        self.results: dict[int, Result] = {}
+        self._file: IO[str] | None = None
+
+    @classmethod
+    def open(cls, path: Path, job_id: str) -> Checkpoint:
+        checkpoint = cls(path, job_id)
+        if path.exists():
+            checkpoint._load()
+        checkpoint._file = path.open("a", encoding="utf-8")
+        if not checkpoint.results and path.stat().st_size == 0:
+            checkpoint._write({"job": job_id})
+        return checkpoint
+
+    def _load(self) -> None:
+        with self.path.open(encoding="utf-8") as f:
+            lines = f.read().splitlines()
+        if not lines:
+            return
+        header = _parse(lines[0])
+        if header is None or header.get("job") != self.job_id:
+            raise CsvError(
+                f"{self.path.name} holds the progress of a different input file or different "
+                f"settings. Delete it to start afresh, or choose another output file.")
+        for line in lines[1:]:
+            record = _parse(line)
+            if record is not None:
+                self.results[record["i"]] = Result(record["i"], record.get("t"), record.get("e"))
+
+    def record(self, result: Result) -> None:
+        self.results[result.index] = result
+        self._write({"i": result.index, "t": result.translation, "e": result.error})
+
+    def _write(self, record: dict) -> None:
+        assert self._file is not None
+        self._file.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._file.flush()
+
+    def translated(self, index: int) -> bool:
+        result = self.results.get(index)
+        return result is not None and result.error is None
+
+    def close(self, remove: bool = False) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        if remove:
+            os.remove(self.path)
+
+
+def _parse(line: str) -> dict | None:
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError:
+        return None  # the last line of a killed run may be cut short
+    return record if isinstance(record, dict) else None

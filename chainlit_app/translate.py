@@ -1,0 +1,133 @@
+"""Translate rows with a bounded asyncio fan-out; results come back in input order.
+
+vLLM batches concurrent requests itself, so the fastest client keeps a steady number of requests
+in flight and never more: a Semaphore bounds them, and a window of at most 2x that many tasks
+bounds memory however many rows the input has. Nothing here imports Chainlit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import AsyncIterable, AsyncIterator, Callable
+from dataclasses import dataclass, field
+
+from chainlit_app.errors import UserFacingError
+from chainlit_app.llm import ChatParams, Llm
+
+
+@dataclass(frozen=True)
+class Job:
+    target_language: str
+    source_language: str | None = None
+    glossary: tuple[tuple[str, str], ...] = ()
+    concurrency: int = 64
+    max_tokens: int = 1024
+    retries: int = 4  # per row, with the OpenAI client's exponential backoff (429/503/timeouts)
+
+    def system_prompt(self) -> str:
+        """Identical for every row, so vLLM's prefix cache serves it after the first request."""
+        source = f" from {self.source_language}" if self.source_language else ""
+        lines = [
+            f"You are a professional translator. Translate the user's text{source} into "
+            f"{self.target_language}. Reply with the translation only: no notes, no quotes. Keep "
+            f"numbers, names, line breaks and formatting."
+        ]
+        if self.glossary:
+            lines.append("Always translate these terms exactly as given:")
+            lines += [f"- {term} → {translation}" for term, translation in self.glossary]
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Row:
+    index: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Result:
+    index: int
+    translation: str | None  # None when the row failed; never an error text
+    error: str | None = None
+
+
+@dataclass
+class Progress:
+    total: int
+    done: int = 0
+    failed: int = 0
+    already_done: int = 0  # rows a resumed job found in its checkpoint
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def finished(self) -> int:
+        return self.done + self.failed
+
+    @property
+    def rows_per_s(self) -> float:
+        elapsed = time.monotonic() - self.started
+        return (self.finished - self.already_done) / elapsed if elapsed > 0 else 0.0
+
+    @property
+    def eta_s(self) -> float | None:
+        rate = self.rows_per_s
+        return (self.total - self.finished) / rate if rate > 0 else None
+
+    def line(self) -> str:
+        eta = f"{self.eta_s:.0f} s left" if self.eta_s is not None else "estimating time left"
+        return (f"{self.done:,} translated, {self.failed:,} failed, of {self.total:,} rows — "
+                f"{self.rows_per_s:.1f} rows/s, {eta}")
+
+
+async def translate_one(row: Row, job: Job, llm: Llm) -> Result:
+    if not row.text.strip():
+        return Result(row.index, row.text)  # empty cells pass through untranslated
+    messages = [{"role": "system", "content": job.system_prompt()},
+                {"role": "user", "content": row.text}]
+    try:
+        text = await llm.complete(messages, ChatParams(temperature=0.0, max_tokens=job.max_tokens),
+                                  retries=job.retries)
+    except UserFacingError as error:
+        return Result(row.index, None, str(error))
+    return Result(row.index, text.strip())
+
+
+async def translate_rows(rows: AsyncIterable[Row], job: Job, llm: Llm,
+                         on_progress: Callable[[Progress], None] | None = None,
+                         progress: Progress | None = None) -> AsyncIterator[Result]:
+    """Translate rows with at most job.concurrency requests in flight; yields in input order.
+
+    Closing the generator (or cancelling its consumer) cancels every request still in flight.
+    """
+    limit = asyncio.Semaphore(job.concurrency)
+    window: deque[asyncio.Task[Result]] = deque()
+    max_window = 2 * job.concurrency
+
+    async def bounded(row: Row) -> Result:
+        async with limit:
+            return await translate_one(row, job, llm)
+
+    def report(result: Result) -> Result:
+        if progress is not None:
+            if result.error is None:
+                progress.done += 1
+            else:
+                progress.failed += 1
+            if on_progress is not None:
+                on_progress(progress)
+        return result
+
+    try:
+        async for row in rows:
+            window.append(asyncio.create_task(bounded(row)))
+            while window and (len(window) >= max_window or window[0].done()):
+                yield report(await window.popleft())
+        while window:
+            yield report(await window.popleft())
+    finally:
+        for task in window:
+            task.cancel()
+        if window:
+            await asyncio.gather(*window, return_exceptions=True)
