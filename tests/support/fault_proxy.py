@@ -8,6 +8,7 @@ listening altogether (connection refused, as when the server is down).
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 
 import aiohttp
@@ -22,6 +23,10 @@ class FaultProxy:
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
         self._fail_next: list[int] = []
+        self._fail_matching: dict[str, int] = {}
+        # (request body, response body) of every completion that went through to the server
+        self.journal: list[tuple[dict, bytes]] = []
+        self._watchers: list[tuple[int, threading.Event]] = []
         self._cut_after: int | None = None
         self._lock = threading.Lock()
         self.requests_seen = 0
@@ -52,13 +57,38 @@ class FaultProxy:
         with self._lock:
             self._fail_next = [status] * count
 
+    def fail_matching(self, text: str, status: int = 503) -> None:
+        """Answer `status` to every request whose body contains `text`, however often retried."""
+        with self._lock:
+            self._fail_matching[text] = status
+
+    def completions_reached(self, count: int) -> threading.Event:
+        """An event set once `count` completions have gone through to the server."""
+        event = threading.Event()
+        with self._lock:
+            self._watchers.append((count, event))
+            if len(self.journal) >= count:
+                event.set()
+        return event
+
+    def answers_by_prompt(self) -> dict[str, list[str]]:
+        """User message -> the answers the real server gave to it (non-streamed completions)."""
+        answers: dict[str, list[str]] = {}
+        for request, body in self.journal:
+            if request.get("stream"):
+                continue
+            text = request["messages"][-1]["content"]
+            answers.setdefault(text, []).append(json.loads(body)["choices"][0]["message"]["content"])
+        return answers
+
     def cut_next_stream_after(self, nbytes: int) -> None:
         with self._lock:
             self._cut_after = nbytes
 
     def reset(self) -> None:
         with self._lock:
-            self._fail_next, self._cut_after = [], None
+            self._fail_next, self._cut_after, self._fail_matching = [], None, {}
+            self.journal, self._watchers = [], []
 
     def _call(self, coro):
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(30)
@@ -79,34 +109,48 @@ class FaultProxy:
             await self._runner.cleanup()  # closes the listener and open connections
             self._site = None
 
-    def _take_fault(self, path: str) -> tuple[int | None, int | None]:
+    def _take_fault(self, path: str, body: bytes) -> tuple[int | None, int | None]:
         """Status faults hit the next requests of any kind; a cut hits the next completion."""
         with self._lock:
             self.requests_seen += 1
             status = self._fail_next.pop(0) if self._fail_next else None
+            text = body.decode(errors="replace")
+            for needle, code in self._fail_matching.items():
+                if needle in text:
+                    status = code
             cut = None
             if status is None and path.endswith("completions") and self._cut_after is not None:
                 cut, self._cut_after = self._cut_after, None
             return status, cut
 
     async def _forward(self, request: web.Request) -> web.StreamResponse:
-        status, cut_after = self._take_fault(request.path)
+        body = await request.read()
+        status, cut_after = self._take_fault(request.path, body)
         if status is not None:
             return web.json_response({"error": {"message": "injected fault", "code": status}},
                                      status=status, headers={"Retry-After": "0"})
         headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_HEADERS}
-        body = await request.read()
         async with self._session.request(request.method, self.upstream + request.rel_url.path_qs,
                                          headers=headers, data=body) as upstream:
             response = web.StreamResponse(status=upstream.status, headers={
                 k: v for k, v in upstream.headers.items() if k.lower() not in HOP_HEADERS})
             await response.prepare(request)
-            sent = 0
+            sent, received = 0, []
             async for chunk in upstream.content.iter_any():
                 if cut_after is not None and sent + len(chunk) > cut_after:
                     request.transport.close()  # drop the connection mid-answer
                     return response
                 await response.write(chunk)
+                received.append(chunk)
                 sent += len(chunk)
             await response.write_eof()
+            if request.path.endswith("completions") and upstream.status == 200:
+                self._journal(body, b"".join(received))
             return response
+
+    def _journal(self, request_body: bytes, response_body: bytes) -> None:
+        with self._lock:
+            self.journal.append((json.loads(request_body), response_body))
+            for count, event in self._watchers:
+                if len(self.journal) >= count:
+                    event.set()

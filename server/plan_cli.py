@@ -1,0 +1,138 @@
+"""`glm1m plan`: print the GPU memory plan for GLM-4-9B-Chat-1M and the vllm serve flags it implies."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from server.gpus import detect_gpus
+from server.plan import (
+    DEFAULT_UTILIZATION, GIB, GLM4_9B_CHAT_1M, GPUS, KIB, OVERHEAD_BYTES, GpuSpec, ModelShape, Plan,
+    PlanError, compare_layouts, describe_dtypes, describe_gpus, gpu_from_memory_mib, make_plan,
+)
+
+
+def add_plan_command(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "plan", help="how much context and how many requests fit; prints the vllm serve flags",
+        description="GPU memory plan for GLM-4-9B-Chat-1M (or --model's shapes) under vLLM.")
+    gpu = parser.add_mutually_exclusive_group()
+    gpu.add_argument("--gpu", choices=list(GPUS), help="a known GPU (default: the ones nvidia-smi lists)")
+    gpu.add_argument("--gpu-mem", type=float, metavar="GiB", help="memory of each GPU, as nvidia-smi reports it")
+    parser.add_argument("--gpus", type=int, default=None,
+                        help="number of GPUs (default: as many as detected, 1 with --gpu/--gpu-mem)")
+    parser.add_argument("--gpu-memory-utilization", type=float, default=DEFAULT_UTILIZATION,
+                        help=f"vLLM's share of each GPU (default {DEFAULT_UTILIZATION})")
+    parser.add_argument("--max-model-len", type=int, default=None,
+                        help="context to plan for (default: the model's full context, else the longest that fits)")
+    parser.add_argument("--kv-cache-dtype", choices=["auto", "fp8"], default=None,
+                        help="auto = bf16 like the weights (default: the planner chooses)")
+    parser.add_argument("--quantization", choices=["none", "fp8"], default=None,
+                        help="none = bf16 weights; fp8 = vLLM's online fp8 (default: the planner chooses)")
+    parser.add_argument("--model", type=Path, default=None, metavar="PATH",
+                        help="model folder whose config.json gives the shapes (default: GLM-4-9B-Chat-1M)")
+    parser.set_defaults(run=run_plan)
+
+
+def run_plan(args: argparse.Namespace) -> int:
+    try:
+        model = ModelShape.from_config_dir(args.model) if args.model else GLM4_9B_CHAT_1M
+        gpu, count = planned_gpus(args)
+        plan = make_plan(model, gpu, gpus=count, utilization=args.gpu_memory_utilization,
+                         max_model_len=args.max_model_len, kv_cache_dtype=args.kv_cache_dtype,
+                         quantization=args.quantization)
+    except PlanError as error:
+        print(f"glm1m plan: {error}", file=sys.stderr)
+        return 2
+    show(plan, Console(highlight=False))
+    return 0
+
+
+def planned_gpus(args: argparse.Namespace) -> tuple[GpuSpec, int]:
+    if args.gpu is not None:
+        return GPUS[args.gpu], args.gpus or 1
+    if args.gpu_mem is not None:
+        return GpuSpec(name=f"{args.gpu_mem:g} GiB GPU", memory_gib=args.gpu_mem), args.gpus or 1
+    detected = detect_gpus()
+    if not detected:
+        raise PlanError(f"No NVIDIA GPU was found on this machine; name one with --gpu "
+                        f"({', '.join(GPUS)}) or give its memory with --gpu-mem GiB.")
+    # Mixed cards plan as the smallest, since every engine must fit on each GPU it gets.
+    smallest = min(detected, key=lambda g: g.memory_mib)
+    return gpu_from_memory_mib(smallest.name, smallest.memory_mib), args.gpus or len(detected)
+
+
+def show(plan: Plan, console: Console) -> None:
+    console.print(plan_table(plan))
+    console.print(f"Why: {plan.why}.")
+    if plan.gpus > 1:
+        console.print(layouts_table(plan))
+        console.print("Data parallel runs independent replicas (more users at once, each with one GPU's KV "
+                      "room); tensor parallel splits the weights over the GPUs of one engine (more KV room "
+                      "per request).")
+    console.print("vllm serve flags:")
+    print(shlex.join(plan.vllm_flags()), flush=True)  # plain print: rich would wrap a long line
+
+
+def plan_table(plan: Plan) -> Table:
+    table = Table(title=f"{plan.model.name} on {describe_gpus(plan)}", show_header=False)
+    table.add_column(style="bold")
+    table.add_column(justify="right")
+    per_gpu = " per GPU" if plan.tensor_parallel > 1 else ""
+    kv_per_gpu_token = plan.model.kv_bytes_per_token(plan.kv_cache_dtype, plan.tensor_parallel)
+    table.add_row(f"GPU memory × {plan.utilization:g}", gib(plan.gpu.memory_bytes * plan.utilization))
+    table.add_row(f"weights ({'fp8' if plan.quantization else 'bf16'}){per_gpu}", gib(plan.weights_bytes_per_gpu))
+    table.add_row("other (activations, CUDA graphs, runtime)", gib(OVERHEAD_BYTES))
+    table.add_row(f"KV cache ({'fp8' if plan.kv_cache_dtype == 'fp8' else 'bf16'}){per_gpu}",
+                  gib(max(0, plan.kv_budget_bytes_per_gpu)))
+    table.add_row("KV cache per token", f"{plan.kv_bytes_per_token / KIB:g} KiB"
+                  + (f" ({kv_per_gpu_token / KIB:g} KiB per GPU)" if per_gpu else ""))
+    table.add_row("KV cache tokens per engine", f"{plan.kv_tokens:,}")
+    table.add_row("max model len", f"{plan.max_model_len:,}")
+    table.add_row("full-length requests at once", requests(plan))
+    table.add_row("layout", layout_name(plan))
+    table.add_row("dtypes", describe_dtypes(plan))
+    return table
+
+
+def layouts_table(chosen: Plan) -> Table:
+    table = Table(title=f"{chosen.gpus} GPUs split each way, at {chosen.max_model_len:,} tokens "
+                        f"with {describe_dtypes(chosen)}")
+    table.add_column("layout")
+    for name in ("weights\nper GPU", "KV tokens\nper engine", "full-length requests\nper engine", "\nin all"):
+        table.add_column(name, justify="right")
+    table.add_column("")
+    for plan in compare_layouts(chosen):
+        ratio = plan.kv_tokens / plan.max_model_len
+        table.add_row(layout_name(plan, short=True), gib(plan.weights_bytes_per_gpu), f"{plan.kv_tokens:,}",
+                      f"{plan.requests_per_replica} ({ratio:.2f}x)", str(plan.full_length_requests),
+                      "<- plan" if plan.tensor_parallel == chosen.tensor_parallel else "")
+    return table
+
+
+def layout_name(plan: Plan, short: bool = False) -> str:
+    dp, tp = ("DP", "TP") if short else ("data parallel", "tensor parallel")
+    if plan.gpus == 1:
+        return "one GPU"
+    if plan.tensor_parallel == 1:
+        return f"{dp} {plan.data_parallel}" + ("" if short else " (replicas)")
+    if plan.data_parallel == 1:
+        return f"{tp} {plan.tensor_parallel}"
+    return f"{tp} {plan.tensor_parallel} × {dp} {plan.data_parallel}"
+
+
+def requests(plan: Plan) -> str:
+    # vLLM logs the same ratio as "Maximum concurrency for N tokens per request: R x".
+    ratio = plan.kv_tokens / plan.max_model_len
+    if plan.data_parallel == 1:
+        return f"{plan.full_length_requests} ({ratio:.2f}x)"
+    return f"{plan.full_length_requests} ({plan.requests_per_replica} per replica, {ratio:.2f}x)"
+
+
+def gib(n: float) -> str:
+    return f"{n / GIB:.2f} GiB"
