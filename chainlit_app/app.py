@@ -6,10 +6,17 @@ Start with `make run`, or `chainlit run chainlit_app/app.py` with a model server
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import replace
+from pathlib import Path
 
 import chainlit as cl
-from chainlit.input_widget import Slider, TextInput
+from chainlit.input_widget import Select, Slider, TextInput
+
+from chainlit_app.batch import Summary, run_job
+from chainlit_app.table import CsvSource, open_source
+from chainlit_app.translate import Job, Progress
+from chainlit_app.uploads import sort_uploads
 
 from chainlit_app.conversation import Conversation
 from chainlit_app.errors import UserFacingError
@@ -22,6 +29,11 @@ DEMO_BANNER = (
     "noise. Everything else — streaming, stop, documents, translation — works as with the real "
     "GLM-4-9B-Chat-1M. Serve the real model on a GPU to get real answers (see the README)."
 )
+
+LANGUAGES = ["English", "简体中文", "繁體中文", "日本語", "한국어", "Français", "Deutsch", "Español"]
+UNSUPPORTED = ("glm1m reads CSV files (to translate a column) and PDF files (to summarise or ask "
+               "about them). Attach one of those, or type a question.")
+PROGRESS_UPDATE_S = 0.5
 
 _llm: Llm | None = None
 
@@ -45,7 +57,10 @@ async def on_chat_start() -> None:
                min=0, max=2, step=0.1),
         Slider(id="max_tokens", label="Max new tokens", initial=settings.max_tokens,
                min=16, max=8192, step=16),
+        Select(id="target_language", label="Translate CSV files into", values=LANGUAGES,
+               initial_value=LANGUAGES[0]),
     ]).send()
+    cl.user_session.set("target_language", LANGUAGES[0])
     if settings.demo:
         await cl.Message(content=DEMO_BANNER, author="glm1m").send()
     await report_server_state()
@@ -58,11 +73,18 @@ async def on_settings_update(values: dict) -> None:
     params: ChatParams = cl.user_session.get("params")
     cl.user_session.set("params", replace(
         params, temperature=float(values["temperature"]), max_tokens=int(values["max_tokens"])))
+    cl.user_session.set("target_language", values.get("target_language") or LANGUAGES[0])
 
 
 @cl.on_message
 async def on_message(message: cl.Message) -> None:
-    await run_chat(message.content)
+    uploads = sort_uploads(message.elements or [])
+    if uploads.csv:
+        await run_translation(Path(uploads.csv[0].path), uploads.csv[0].name)
+    elif uploads.other and not message.content.strip():
+        await cl.ErrorMessage(content=UNSUPPORTED, author="glm1m").send()
+    else:
+        await run_chat(message.content)
 
 
 async def report_server_state() -> None:
@@ -94,3 +116,68 @@ async def run_chat(text: str) -> None:
 async def finish(answer: cl.Message) -> None:
     if answer.content:
         await answer.send()
+
+
+async def run_translation(path: Path, name: str) -> None:
+    try:
+        source = open_source(path)
+    except UserFacingError as error:
+        await cl.ErrorMessage(content=str(error), author="glm1m").send()
+        return
+    source = await choose_column(source)
+    settings = get_settings()
+    job = Job(target_language=cl.user_session.get("target_language") or LANGUAGES[0],
+              concurrency=settings.translate_concurrency, max_tokens=settings.translate_max_tokens)
+    output = translation_dir() / f"{Path(name).stem}.translated.csv"
+    status = cl.Message(content=f"Reading **{name}** as {source.encoding_name}; translating column "
+                                f"**{source.column}** into {job.target_language} …", author="glm1m")
+    await status.send()
+    try:
+        summary = await run_job(source, job, llm(), output, progress_reporter(status))
+    except UserFacingError as error:
+        await cl.ErrorMessage(content=str(error), author="glm1m").send()
+        return
+    except asyncio.CancelledError:
+        # Stop: run_job has written the finished rows; hand them over before ending.
+        await send_result(output, None)
+        raise
+    await send_result(output, summary)
+
+
+async def choose_column(source: CsvSource) -> CsvSource:
+    if len(source.columns) < 2:
+        return source
+    ordered = [source.column] + [c for c in source.columns if c != source.column]
+    answer = await cl.AskActionMessage(
+        content="Which column should be translated?", author="glm1m", timeout=300,
+        actions=[cl.Action(name="column", payload={"column": c}, label=c) for c in ordered],
+    ).send()
+    column = answer["payload"]["column"] if answer else source.column
+    return replace(source, column=column)
+
+
+def translation_dir() -> Path:
+    folder = get_settings().data_dir / "translations" / cl.user_session.get("id")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def progress_reporter(status: cl.Message):
+    """Progress arrives per row; the page gets at most two updates a second."""
+    last = [0.0]
+
+    def report(progress: Progress) -> None:
+        now = time.monotonic()
+        if now - last[0] >= PROGRESS_UPDATE_S or progress.finished == progress.total:
+            last[0] = now
+            status.content = progress.line()
+            asyncio.get_running_loop().create_task(status.update())
+
+    return report
+
+
+async def send_result(output: Path, summary: Summary | None) -> None:
+    text = summary.line().replace(f" → {output}", "") if summary else (
+        "Stopped. The rows finished so far are in the file below; the others are marked.")
+    await cl.Message(content=text, author="glm1m", elements=[
+        cl.File(name=output.name, path=str(output), display="inline", mime="text/csv")]).send()

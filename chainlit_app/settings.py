@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -11,6 +12,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="GLM1M_", env_file=".env", extra="ignore")
 
+    data_dir: Path = Field(Path("var"), description="where produced files and checkpoints live")
     base_url: str = Field("http://127.0.0.1:8000/v1", description="OpenAI-compatible URL of vLLM")
     api_key: str = Field("EMPTY", description="API key the model server expects")
     model: str = Field("glm-4-9b-chat-1m", description="served model name")

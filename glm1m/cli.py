@@ -11,6 +11,7 @@ from pathlib import Path
 
 from glm1m import stack
 from glm1m.translate_cli import add_translate_command
+from server.plan_cli import add_plan_command
 from server import launch, process
 
 LOG_DIR = launch.ROOT / "var" / "logs"
@@ -111,6 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_serve_args(up)
     up.set_defaults(run=cmd_up)
     add_translate_command(commands)
+    add_plan_command(commands)
     return parser
 
 

@@ -77,7 +77,8 @@ def app(model_server: ModelServer, fault_proxy: FaultProxy, log_dir: Path) -> It
     """`chainlit run` of the real app, reaching the model server through the fault proxy."""
     port = free_port()
     env = app_env(GLM1M_BASE_URL=f"{fault_proxy.url}/v1", GLM1M_DEMO="true",
-                  GLM1M_MAX_TOKENS="3000", GLM1M_RETRIES="1")
+                  GLM1M_MAX_TOKENS="3000", GLM1M_RETRIES="1", GLM1M_TRANSLATE_MAX_TOKENS="16",
+                  GLM1M_DATA_DIR=str(log_dir / "app-data"))
     service = Service("chainlit", [sys.executable, "-m", "chainlit", "run", "chainlit_app/app.py",
                                    "--host", "127.0.0.1", "--port", str(port), "--headless"],
                       ready=r"Your app is available at", log_dir=log_dir, env=env, cwd=str(ROOT))

@@ -14,9 +14,10 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    # launch() gives Chromium a fresh, empty profile directory of its own each time.
+    # Module scope: Playwright's sync API keeps an event loop running while it is open, which
+    # would break the asyncio tests of other modules. launch() uses a fresh, empty profile.
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield browser

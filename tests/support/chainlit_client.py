@@ -8,6 +8,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
 import socketio
 
 
@@ -30,7 +31,9 @@ class ChainlitSession:
     async def connect(self) -> None:
         self.sio = socketio.AsyncClient(reconnection=False)
         self.sio.on("*", self._record)
-        auth = {"clientType": "webapp", "sessionId": str(uuid.uuid4()), "threadId": self.thread_id,
+        self.sio.on("ask", self._on_ask)
+        self.session_id = str(uuid.uuid4())
+        auth = {"clientType": "webapp", "sessionId": self.session_id, "threadId": self.thread_id,
                 "userEnv": json.dumps({}), "chatProfile": None}
         headers = {"Cookie": self.cookies} if self.cookies else {}
         await self.sio.connect(self.url, socketio_path="/ws/socket.io", auth=auth, headers=headers,
@@ -39,6 +42,30 @@ class ChainlitSession:
 
     async def close(self) -> None:
         await self.sio.disconnect()
+
+    # How to answer AskActionMessage prompts: gets the offered actions, returns the chosen one.
+    choose_action = staticmethod(lambda actions: actions[0] if actions else None)
+
+    async def _on_ask(self, data: Any) -> Any:
+        await self._record("ask", data)
+        keys = data["spec"].get("keys") or []
+        offered = [e.data for e in self.events if e.name == "action" and e.data.get("id") in keys]
+        return self.choose_action(offered)
+
+    async def upload(self, path, mime: str = "text/csv") -> dict:
+        """Upload a file the way the paperclip does; returns the reference to send with a message."""
+        async with httpx.AsyncClient(headers={"Cookie": self.cookies} if self.cookies else {}) as http:
+            reply = await http.post(f"{self.url}/project/file", params={"session_id": self.session_id},
+                                    files={"file": (path.name, path.read_bytes(), mime)}, timeout=60)
+        reply.raise_for_status()
+        return {"id": reply.json()["id"]}
+
+    async def download(self, element: dict) -> bytes:
+        async with httpx.AsyncClient(headers={"Cookie": self.cookies} if self.cookies else {}) as http:
+            reply = await http.get(f"{self.url}/project/file/{element['chainlitKey']}",
+                                   params={"session_id": self.session_id}, timeout=60)
+        reply.raise_for_status()
+        return reply.content
 
     async def _record(self, name: str, data: Any = None) -> None:
         async with self._changed:

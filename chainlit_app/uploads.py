@@ -1,0 +1,36 @@
+"""Which uploaded files a message carries, by content kind (no Chainlit import: duck-typed)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+
+class UploadedFile(Protocol):
+    name: str
+    path: str | None
+    mime: str | None
+
+
+@dataclass
+class Uploads:
+    csv: list[UploadedFile] = field(default_factory=list)
+    pdf: list[UploadedFile] = field(default_factory=list)
+    other: list[UploadedFile] = field(default_factory=list)
+
+
+def sort_uploads(elements: list[UploadedFile]) -> Uploads:
+    uploads = Uploads()
+    for element in elements:
+        if not element.path:
+            continue
+        suffix = Path(element.name).suffix.lower()
+        mime = (element.mime or "").lower()
+        if suffix == ".csv" or mime in ("text/csv", "application/csv"):
+            uploads.csv.append(element)
+        elif suffix == ".pdf" or mime == "application/pdf":
+            uploads.pdf.append(element)
+        else:
+            uploads.other.append(element)
+    return uploads

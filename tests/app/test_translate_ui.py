@@ -1,0 +1,52 @@
+"""CSV translation in the real app: attach, choose the column, watch progress, download."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+
+from tests.support.chainlit_client import ChainlitSession
+
+pytestmark = pytest.mark.app
+
+
+def make_csv(path, rows: int) -> list[str]:
+    texts = [f"第{i}行。 row {i}" for i in range(rows)]
+    with path.open("w", newline="", encoding="gbk") as f:  # Chinese Excel's default encoding
+        writer = csv.writer(f)
+        writer.writerow(["编号", "内容"])
+        writer.writerows([i, t] for i, t in enumerate(texts))
+    return texts
+
+
+async def test_csv_is_translated_with_progress_and_comes_back_as_a_file(tmp_path, chat: ChainlitSession) -> None:
+    texts = make_csv(tmp_path / "合同.csv", 120)
+    ref = await chat.upload(tmp_path / "合同.csv")
+    chat.choose_action = lambda actions: next(a for a in actions if a["payload"]["column"] == "内容")
+    start = chat.mark()
+    await chat.send("", file_refs=[ref])
+    await chat.wait_for(lambda e: e.name == "ask", 60, start)
+    done = await chat.wait_for(lambda e: e.name in ("new_message", "update_message")
+                               and "rows translated" in (e.data.get("output") or "")
+                               and not e.data.get("output", "").startswith(("0 of",)), 300, start)
+    shown = [e.data.get("output") or "" for e in chat.events[start:]
+             if e.name in ("new_message", "update_message")]
+    assert any("as GB18030 (GBK)" in o and "column **内容**" in o for o in shown)
+    assert any("translated," in o and "rows/s" in o for o in shown)  # live progress
+    assert "120 of 120 rows translated" in done.data["output"]
+    file_element = await chat.wait_for(lambda e: e.name == "element" and e.data.get("type") == "file"
+                                       and e.data.get("name") == "合同.translated.csv", 60, start)
+    data = (await chat.download(file_element.data)).decode("utf-8-sig")
+    rows = list(csv.DictReader(io.StringIO(data)))
+    assert [r["内容"] for r in rows] == texts
+    assert all(r["translation"] and not r["translation_error"] for r in rows)
+
+
+async def test_header_only_csv_gets_a_sentence(tmp_path, chat: ChainlitSession) -> None:
+    (tmp_path / "empty.csv").write_text("id,text\n", encoding="utf-8")
+    ref = await chat.upload(tmp_path / "empty.csv")
+    start = await chat.ask("", file_refs=[ref])
+    errors = [m["output"] for m in chat.messages(start) if m.get("isError")]
+    assert any("has a header but no rows" in e for e in errors)
