@@ -50,3 +50,29 @@ async def test_header_only_csv_gets_a_sentence(tmp_path, chat: ChainlitSession) 
     start = await chat.ask("", file_refs=[ref])
     errors = [m["output"] for m in chat.messages(start) if m.get("isError")]
     assert any("has a header but no rows" in e for e in errors)
+
+
+async def test_stop_cancels_outstanding_requests_and_keeps_finished_rows(app, tmp_path, chat: ChainlitSession) -> None:
+    from tests.support.metrics import eventually, running
+    import asyncio
+
+    texts = make_csv(tmp_path / "big.csv", 3000)
+    ref = await chat.upload(tmp_path / "big.csv")
+    chat.choose_action = lambda actions: next(a for a in actions if a["payload"]["column"] == "内容")
+    start = chat.mark()
+    await chat.send("", file_refs=[ref])
+    await chat.wait_for(lambda e: e.name == "update_message" and "rows/s" in (e.data.get("output") or "")
+                        and not e.data["output"].startswith("0 translated"), 120, start)
+    assert running(app.server.root) > 1  # a fan-out, not one row at a time
+    await chat.stop()
+    await asyncio.to_thread(eventually, lambda: running(app.server.root) == 0, 15,
+                            "every outstanding translation request was cancelled")
+    stopped = await chat.wait_for(lambda e: e.name == "new_message"
+                                  and (e.data.get("output") or "").startswith("Stopped."), 60, start)
+    element = await chat.wait_for(lambda e: e.name == "element" and e.data.get("name") == "big.translated.csv"
+                                  and e.data.get("forId") == stopped.data["id"], 60, start)
+    rows = list(csv.DictReader(io.StringIO((await chat.download(element.data)).decode("utf-8-sig"))))
+    assert [r["内容"] for r in rows] == texts  # nothing lost
+    finished = [r for r in rows if r["translation"]]
+    assert 0 < len(finished) < 3000
+    assert all("job stopped before this row" in r["translation_error"] for r in rows if not r["translation"])

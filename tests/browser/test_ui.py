@@ -50,3 +50,27 @@ def test_server_down_shows_a_sentence_and_the_chat_recovers(page: Page, app) -> 
     page.wait_for_function(f"() => [...document.querySelectorAll('{ANSWERS}')].at(-1).innerText.length > 0")
     page.click("#stop-button")
     eventually(lambda: running(app.server.root) == 0, 15, "generation stopped on the server")
+
+
+def test_attached_csv_shows_progress_and_downloads_translated(page: Page, app, tmp_path) -> None:
+    import csv
+    import io
+
+    source = tmp_path / "terms.csv"
+    texts = [f"条款 {i}" for i in range(60)]
+    with source.open("w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows([["id", "text"], *[[i, t] for i, t in enumerate(texts)]])
+    open_chat(page, app.url)
+    page.wait_for_selector(f"{ANSWERS} >> text=Demo mode")
+    page.set_input_files("#upload-button-input", str(source))
+    page.wait_for_selector("text=terms.csv")
+    ask(page, "")
+    page.click("button:has-text('text')", timeout=60_000)  # the column choice
+    page.wait_for_selector("text=rows/s", timeout=120_000)  # live progress
+    page.wait_for_selector("text=60 of 60 rows translated", timeout=300_000)
+    screenshot(page, "csv-translated")
+    with page.expect_download() as download:
+        page.click("a:has-text('terms.translated.csv'), button:has-text('terms.translated.csv')")
+    rows = list(csv.DictReader(io.StringIO(
+        open(download.value.path(), encoding="utf-8-sig").read())))
+    assert [r["text"] for r in rows] == texts and all(r["translation"] for r in rows)
