@@ -18,6 +18,7 @@ from chainlit_app.table import CsvSource, open_source
 from chainlit_app.translate import Job, Progress
 from chainlit_app.uploads import sort_uploads
 
+from chainlit_app import metrics
 from chainlit_app.conversation import Conversation
 from chainlit_app.errors import UserFacingError
 from chainlit_app.llm import ChatParams, Llm
@@ -48,6 +49,7 @@ def llm() -> Llm:
 @cl.on_chat_start
 async def on_chat_start() -> None:
     settings = get_settings()
+    metrics.serve(settings.metrics_port)
     cl.user_session.set("conversation", Conversation(settings.system_prompt))
     cl.user_session.set("params", ChatParams(settings.temperature, settings.max_tokens))
     await cl.ChatSettings([
@@ -92,7 +94,7 @@ async def report_server_state() -> None:
     try:
         await llm().max_model_len(refresh=True)
     except UserFacingError as error:
-        await cl.ErrorMessage(content=str(error), author="glm1m").send()
+        await show_error(error)
 
 
 async def run_chat(text: str) -> None:
@@ -104,7 +106,7 @@ async def run_chat(text: str) -> None:
             await answer.stream_token(piece)
     except UserFacingError as error:
         await finish(answer)
-        await cl.ErrorMessage(content=str(error), author="glm1m").send()
+        await show_error(error)
         return
     except asyncio.CancelledError:
         # The stop button cancels this task; keep what was shown before re-raising.
@@ -115,14 +117,20 @@ async def run_chat(text: str) -> None:
 
 async def finish(answer: cl.Message) -> None:
     if answer.content:
+        metrics.CHAT_ANSWERS.inc()
         await answer.send()
+
+
+async def show_error(error: UserFacingError) -> None:
+    metrics.failure(error)
+    await cl.ErrorMessage(content=str(error), author="glm1m").send()
 
 
 async def run_translation(path: Path, name: str) -> None:
     try:
         source = open_source(path)
     except UserFacingError as error:
-        await cl.ErrorMessage(content=str(error), author="glm1m").send()
+        await show_error(error)
         return
     source = await choose_column(source)
     settings = get_settings()
@@ -135,7 +143,7 @@ async def run_translation(path: Path, name: str) -> None:
     try:
         summary = await run_job(source, job, llm(), output, progress_reporter(status))
     except UserFacingError as error:
-        await cl.ErrorMessage(content=str(error), author="glm1m").send()
+        await show_error(error)
         return
     except asyncio.CancelledError:
         # Stop: run_job has written the finished rows; hand them over before ending.
@@ -177,6 +185,9 @@ def progress_reporter(status: cl.Message):
 
 
 async def send_result(output: Path, summary: Summary | None) -> None:
+    if summary is not None:
+        metrics.ROWS_TRANSLATED.inc(summary.translated)
+        metrics.ROWS_FAILED.inc(summary.failed)
     text = summary.line().replace(f" → {output}", "") if summary else (
         "Stopped. The rows finished so far are in the file below; the others are marked.")
     await cl.Message(content=text, author="glm1m", elements=[

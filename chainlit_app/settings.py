@@ -24,6 +24,7 @@ class Settings(BaseSettings):
     request_timeout_s: float = Field(600.0, gt=0, description="timeout of one model request")
     translate_concurrency: int = Field(64, ge=1, description="CSV rows in flight at once")
     translate_max_tokens: int = Field(1024, ge=1, description="longest translation of one cell")
+    metrics_port: int = Field(8002, ge=0, description="app's Prometheus /metrics port on 127.0.0.1 (0: off)")
     stream_flush_s: float = Field(0.1, ge=0, description="least time between UI stream updates")
     retries: int = Field(2, ge=0, description="retries of a request on 429/503/connection errors")
 

@@ -7,12 +7,15 @@ import os
 import signal
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from glm1m import stack
 from glm1m.translate_cli import add_translate_command
 from server.plan_cli import add_plan_command
-from server import launch, process
+from server import launch, process, profile
+from server.gpus import detect_gpus
+from server.plan import PlanError
 
 LOG_DIR = launch.ROOT / "var" / "logs"
 
@@ -27,18 +30,32 @@ def add_serve_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-model-len", type=int, default=None,
                         help=f"default {launch.GPU_MAX_MODEL_LEN} on a GPU, {launch.CPU_MAX_MODEL_LEN} on CPU")
     parser.add_argument("--api-key", default=None, help="key vLLM requires on /v1")
+    parser.add_argument("--profile", choices=profile.PROFILES, default="auto",
+                        help="auto: size context, memory, fp8 and layout from the GPUs found "
+                             "(glm1m plan); none: vLLM's defaults")
+    parser.add_argument("--gpus", type=int, default=1,
+                        help="GPUs to use: data parallel when one GPU holds a full request, else "
+                             "tensor parallel (see glm1m plan --gpus N)")
     parser.add_argument("vllm_args", nargs=argparse.REMAINDER,
                         help="after --: extra flags passed to vllm serve as they are")
 
 
 def serve_options(args: argparse.Namespace) -> launch.ServeOptions:
-    gpu = launch.machine_has_gpu()
+    """Raises PlanError (one sentence) when the GPUs cannot hold what was asked."""
+    detected = detect_gpus()
+    gpu = bool(detected)
     # Without a GPU and without a model named, the only thing that can run is the demo model.
     demo = args.demo or (not gpu and args.model is None)
     extra = [a for a in args.vllm_args if a != "--"]
-    return launch.resolve(launch.ServeOptions(
+    options = launch.resolve(launch.ServeOptions(
         model=args.model or launch.DEFAULT_MODEL, demo=demo, host=args.host, port=args.port,
         max_model_len=args.max_model_len, api_key=args.api_key, gpu=gpu, extra_args=extra))
+    if not gpu:
+        return options
+    if args.gpus > len(detected):
+        raise PlanError(f"--gpus {args.gpus} asks for more GPUs than nvidia-smi lists ({len(detected)}).")
+    flags = profile.profile_flags(args.profile, options.model, detected, args.gpus, args.max_model_len)
+    return replace(options, profile_flags=flags)
 
 
 def say(text: str) -> None:
@@ -46,7 +63,11 @@ def say(text: str) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    options = serve_options(args)
+    try:
+        options = serve_options(args)
+    except PlanError as error:
+        say(str(error))
+        return 2
     say("starting: " + " ".join(launch.vllm_command(options, launch.vllm_python())))
     server: subprocess.Popen | None = None
     try:
@@ -65,7 +86,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    options = serve_options(args)
+    try:
+        options = serve_options(args)
+    except PlanError as error:
+        say(str(error))
+        return 2
     LOG_DIR.mkdir(parents=True, exist_ok=True)
     server_log, ui_log = str(LOG_DIR / "vllm.log"), str(LOG_DIR / "chainlit.log")
     if options.demo:

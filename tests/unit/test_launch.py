@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from glm1m import cli
 from glm1m.cli import build_parser, serve_options
 from server import launch, process
-from server.gpus import parse_gpu_line
+from server.gpus import Gpu, parse_gpu_line
 
 
 def options(**kw) -> launch.ServeOptions:
@@ -40,18 +41,58 @@ def test_api_key_and_extra_flags_pass_through() -> None:
     assert cmd[-2:] == ["--seed", "3"]
 
 
+H200 = Gpu("NVIDIA H200", 143_771)
+RTX4090 = Gpu("NVIDIA GeForce RTX 4090", 24_564)
+
+
+def serve_args(monkeypatch: pytest.MonkeyPatch, gpus: list[Gpu], *argv: str):
+    monkeypatch.setattr(cli, "detect_gpus", lambda: gpus)
+    return serve_options(build_parser().parse_args(["serve", *argv]))
+
+
 def test_cli_without_gpu_or_model_falls_back_to_demo(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(launch, "machine_has_gpu", lambda: False)
+    monkeypatch.setattr(cli, "detect_gpus", lambda: [])
     monkeypatch.delenv("MODEL", raising=False)
     args = build_parser().parse_args(["serve"])
     assert serve_options(args).demo
 
 
 def test_cli_model_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(launch, "machine_has_gpu", lambda: True)
     monkeypatch.setenv("MODEL", "/models/glm")
-    resolved = serve_options(build_parser().parse_args(["serve", "--", "--seed", "1"]))
+    resolved = serve_args(monkeypatch, [H200], "--", "--seed", "1")
     assert (resolved.model, resolved.demo, resolved.extra_args) == ("/models/glm", False, ["--seed", "1"])
+
+
+def test_auto_profile_on_an_h200_serves_1m_bf16_with_prefix_caching(monkeypatch: pytest.MonkeyPatch) -> None:
+    cmd = launch.vllm_command(serve_args(monkeypatch, [H200]), "python")
+    assert flag(cmd, "--max-model-len") == "1048576"
+    assert flag(cmd, "--gpu-memory-utilization") == "0.92"
+    assert "--enable-prefix-caching" in cmd
+    assert "--quantization" not in cmd and "--kv-cache-dtype" not in cmd and "--enforce-eager" not in cmd
+
+
+def test_auto_profile_on_a_4090_uses_fp8_and_an_honest_context(monkeypatch: pytest.MonkeyPatch) -> None:
+    cmd = launch.vllm_command(serve_args(monkeypatch, [RTX4090]), "python")
+    assert flag(cmd, "--quantization") == "fp8" and flag(cmd, "--kv-cache-dtype") == "fp8"
+    assert 100_000 < int(flag(cmd, "--max-model-len")) < 1_048_576
+
+
+def test_two_gpus_serve_data_parallel_behind_one_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
+    cmd = launch.vllm_command(serve_args(monkeypatch, [H200, H200], "--gpus", "2"), "python")
+    assert flag(cmd, "--data-parallel-size") == "2" and "--tensor-parallel-size" not in cmd
+
+
+def test_impossible_request_is_one_sentence_not_a_vllm_trace(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    monkeypatch.setattr(cli, "detect_gpus", lambda: [RTX4090])
+    code = cli.cmd_serve(build_parser().parse_args(["serve", "--max-model-len", "1048576"]))
+    out = capsys.readouterr().out.strip()
+    assert code == 2 and len(out.splitlines()) == 1
+    assert "does not fit on one" in out and "--max-model-len" in out
+
+
+def test_user_flags_after_the_profile_win(monkeypatch: pytest.MonkeyPatch) -> None:
+    cmd = launch.vllm_command(serve_args(monkeypatch, [H200], "--", "--gpu-memory-utilization", "0.8"), "python")
+    assert cmd[-2:] == ["--gpu-memory-utilization", "0.8"]  # vLLM takes the last occurrence
 
 
 def test_nvidia_smi_line_is_parsed() -> None:

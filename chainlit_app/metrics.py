@@ -1,0 +1,33 @@
+"""The app's own Prometheus counters, beside vLLM's: what users got done, and what failed."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, start_http_server
+
+from chainlit_app.errors import ContextTooLong, ServerBusy, ServerError, ServerUnavailable
+from chainlit_app.table import CsvError
+
+CHAT_ANSWERS = Counter("glm1m_chat_answers", "Chat answers streamed to a user (stopped ones too)")
+DOCUMENTS = Counter("glm1m_documents_processed", "Documents read and answered about")
+ROWS_TRANSLATED = Counter("glm1m_rows_translated", "CSV rows translated")
+ROWS_FAILED = Counter("glm1m_rows_failed", "CSV rows left untranslated after retries")
+FAILURES = Counter("glm1m_failures", "User-facing failures, by kind", ["kind"])
+
+# Export every kind at 0 from the start, so dashboards and alerts see the series before the first
+# failure (a labelled counter has no samples until a label is used).
+for _kind in (ServerUnavailable, ServerBusy, ContextTooLong, ServerError, CsvError):
+    FAILURES.labels(kind=_kind.__name__)
+
+_serving: set[int] = set()
+
+
+def serve(port: int) -> None:
+    """Expose /metrics on 127.0.0.1:port once per process (0 turns it off). A port of its own
+    keeps the metrics out of Chainlit's routes and its login."""
+    if port and port not in _serving:
+        start_http_server(port, addr="127.0.0.1")
+        _serving.add(port)
+
+
+def failure(error: Exception) -> None:
+    FAILURES.labels(kind=type(error).__name__).inc()

@@ -1,0 +1,41 @@
+"""glm1m's serving profile: the flags `glm1m serve` gives vLLM on a GPU, each for a measured reason.
+
+- No --enforce-eager: CUDA graphs on. On one H200 (vLLM 0.26.0, GLM-4-9B-Chat-1M shapes, 100
+  concurrent 32-in/256-out requests) the seeds' --enforce-eager gave 11.3 req/s, CUDA graphs 29.5
+  req/s: eager mode costs 2.6x (../shared/gpu/README.md, 2026-11-29).
+- --enable-prefix-caching: a document's follow-up questions reuse its cached prefill; a cached
+  100K-token follow-up started in 0.31 s on the H200 instead of ~7 s.
+- Context, memory share, fp8 and TP/DP layout come from the memory plan (server/plan.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from server.gpus import Gpu
+from server.plan import GLM4_9B_CHAT_1M, ModelShape, Plan, gpu_from_memory_mib, make_plan
+
+PROFILES = ("auto", "none")
+ALWAYS_ON_GPU = ["--enable-prefix-caching"]
+
+
+def model_shape(model: str) -> ModelShape:
+    """A local folder's own shapes; a hub id is taken to be GLM-4-9B-Chat-1M."""
+    folder = Path(model)
+    return ModelShape.from_config_dir(folder) if (folder / "config.json").exists() else GLM4_9B_CHAT_1M
+
+
+def plan_for(model: str, detected: list[Gpu], gpus: int, max_model_len: int | None) -> Plan:
+    """Plan on the smallest detected GPU, so every GPU used can hold its share."""
+    smallest = min(detected, key=lambda g: g.memory_mib)
+    spec = gpu_from_memory_mib(smallest.name, smallest.memory_mib)
+    return make_plan(model_shape(model), spec, gpus=gpus, max_model_len=max_model_len)
+
+
+def profile_flags(profile: str, model: str, detected: list[Gpu], gpus: int,
+                  max_model_len: int | None) -> list[str]:
+    """The flags for `profile` on this machine; PlanError when the request cannot fit."""
+    if profile == "none":
+        flags = ["--max-model-len", str(max_model_len)] if max_model_len else []
+        return flags + (["--data-parallel-size", str(gpus)] if gpus > 1 else [])
+    return plan_for(model, detected, gpus, max_model_len).vllm_flags() + ALWAYS_ON_GPU
