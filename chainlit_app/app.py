@@ -18,7 +18,8 @@ from chainlit_app.table import CsvSource, open_source
 from chainlit_app.translate import Job, Progress
 from chainlit_app.uploads import sort_uploads
 
-from chainlit_app import metrics
+from chainlit_app import documents, metrics
+from chainlit_app.pdf import PdfLimits, PdfText, extract
 from chainlit_app.conversation import Conversation
 from chainlit_app.errors import UserFacingError
 from chainlit_app.llm import ChatParams, Llm
@@ -35,6 +36,8 @@ LANGUAGES = ["English", "简体中文", "繁體中文", "日本語", "한국어"
 UNSUPPORTED = ("glm1m reads CSV files (to translate a column) and PDF files (to summarise or ask "
                "about them). Attach one of those, or type a question.")
 PROGRESS_UPDATE_S = 0.5
+KEEP_ALIVE_S = 5.0
+PASSAGE_CHARS = 1500
 
 _llm: Llm | None = None
 
@@ -83,8 +86,12 @@ async def on_message(message: cl.Message) -> None:
     uploads = sort_uploads(message.elements or [])
     if uploads.csv:
         await run_translation(Path(uploads.csv[0].path), uploads.csv[0].name)
+    elif uploads.pdf:
+        await run_document(Path(uploads.pdf[0].path), uploads.pdf[0].name, message.content)
     elif uploads.other and not message.content.strip():
         await cl.ErrorMessage(content=UNSUPPORTED, author="glm1m").send()
+    elif cl.user_session.get("document") is not None:
+        await ask_document(message.content)
     else:
         await run_chat(message.content)
 
@@ -192,3 +199,114 @@ async def send_result(output: Path, summary: Summary | None) -> None:
         "Stopped. The rows finished so far are in the file below; the others are marked.")
     await cl.Message(content=text, author="glm1m", elements=[
         cl.File(name=output.name, path=str(output), display="inline", mime="text/csv")]).send()
+
+
+async def run_document(path: Path, name: str, question: str) -> None:
+    settings = get_settings()
+    status = cl.Message(content=f"Reading **{name}** …", author="glm1m")
+    await status.send()
+    try:
+        pdf = await asyncio.to_thread(extract, path, PdfLimits(settings.pdf_max_mb, settings.pdf_max_pages),
+                                      name, threadsafe_reporter(status, "Reading pages"))
+        status.content = f"Counting tokens of **{name}** …"
+        await status.update()
+        budget = await documents.measure(pdf, llm(), settings.whole_document_threshold,
+                                         settings.max_tokens, reporter(status, "Counting tokens, pages"))
+    except UserFacingError as error:
+        await show_error(error)
+        return
+    strategy = await choose_strategy(budget)
+    status.content = f"**{name}**: {budget.line()} Reading it {strategy_words(strategy)}."
+    await status.update()
+    cl.user_session.set("document", documents.OpenDocument(pdf, budget, strategy))
+    await ask_document(question.strip() or documents.SUMMARY_REQUEST)
+
+
+async def choose_strategy(budget: documents.Budget) -> documents.Strategy:
+    """Ask only when it matters: past the threshold, whole-document reading costs minutes."""
+    if len(budget.offered) == 1 or budget.tokens <= budget.threshold:
+        return budget.default
+    answer = await cl.AskActionMessage(
+        content=f"{budget.line()}\n\n{documents.describe_wait(budget.tokens)}\n\nRead it whole "
+                f"(best answers) or part by part (map-reduce: the first answer comes sooner)?",
+        author="glm1m", timeout=600,
+        actions=[cl.Action(name="strategy", payload={"strategy": s.value}, label=strategy_words(s))
+                 for s in sorted(budget.offered, key=lambda s: s != budget.default)],
+    ).send()
+    return documents.Strategy(answer["payload"]["strategy"]) if answer else budget.default
+
+
+def strategy_words(strategy: documents.Strategy) -> str:
+    return "whole" if strategy is documents.Strategy.WHOLE else "part by part (map-reduce)"
+
+
+async def ask_document(question: str) -> None:
+    settings = get_settings()
+    doc: documents.OpenDocument = cl.user_session.get("document")
+    params: ChatParams = cl.user_session.get("params")
+    plan = documents.map_reduce_plan(doc.budget, settings.map_chunk_tokens, settings.map_concurrency,
+                                     settings.map_note_tokens)
+    status = cl.Message(content=waiting_line(doc, 0), author="glm1m")
+    await status.send()
+    heartbeat = asyncio.create_task(keep_alive(status, doc))
+    answer = cl.Message(content="")
+    try:
+        pieces = documents.answer(doc.pdf, doc.budget, doc.strategy, question, llm(), params, plan,
+                                  reporter(status, None))
+        async for piece in coalesce(pieces, settings.stream_flush_s):
+            heartbeat.cancel()
+            await answer.stream_token(piece)
+    except UserFacingError as error:
+        await finish(answer)
+        await show_error(error)
+        return
+    finally:
+        heartbeat.cancel()
+    answer.elements = cited_passages(answer.content, doc.pdf)
+    metrics.DOCUMENTS.inc()
+    await finish(answer)
+
+
+def waiting_line(doc: documents.OpenDocument, elapsed_s: float) -> str:
+    if doc.strategy is documents.Strategy.MAP_REDUCE:
+        return f"Reading {doc.pdf.name} part by part … {elapsed_s:.0f} s"
+    left = documents.estimate_prefill_s(doc.budget.tokens) - elapsed_s
+    tail = f"about {left:.0f} s left on an H200 (an estimate)" if left > 1 else "nearly there"
+    return f"The model is reading all {doc.budget.tokens:,} tokens of {doc.pdf.name} … {elapsed_s:.0f} s, {tail}"
+
+
+async def keep_alive(status: cl.Message, doc: documents.OpenDocument) -> None:
+    """Until the first token, say every few seconds what is happening: a long prefill must not
+    look frozen, and a silent socket for ~45 s can lose the message (Chainlit issue #803)."""
+    started = time.monotonic()
+    while True:
+        await asyncio.sleep(KEEP_ALIVE_S)
+        status.content = waiting_line(doc, time.monotonic() - started)
+        await status.update()
+
+
+def cited_passages(answer: str, pdf: PdfText) -> list:
+    """The cited pages as side elements, linked from the answer by their names ("p. 3")."""
+    pages = {p.number: p for p in pdf.pages}
+    return [cl.Text(name=f"p. {n}", content=pages[n].text[:PASSAGE_CHARS], display="side")
+            for n in documents.cited_pages(answer, pdf.page_count)]
+
+
+def reporter(status: cl.Message, label: str | None):
+    last = [0.0]
+
+    def report(*args) -> None:
+        stage, done, total = (label, *args) if label else args
+        now = time.monotonic()
+        if now - last[0] >= PROGRESS_UPDATE_S or done == total:
+            last[0] = now
+            status.content = f"{stage}: {done:,} of {total:,}"
+            asyncio.get_running_loop().create_task(status.update())
+
+    return report
+
+
+def threadsafe_reporter(status: cl.Message, label: str):
+    loop = asyncio.get_running_loop()
+    report = reporter(status, label)
+    return lambda done, total: loop.call_soon_threadsafe(report, done, total)

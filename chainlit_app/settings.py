@@ -25,6 +25,13 @@ class Settings(BaseSettings):
     translate_concurrency: int = Field(64, ge=1, description="CSV rows in flight at once")
     translate_max_tokens: int = Field(1024, ge=1, description="longest translation of one cell")
     metrics_port: int = Field(8002, ge=0, description="app's Prometheus /metrics port on 127.0.0.1 (0: off)")
+    whole_document_threshold: int = Field(
+        128_000, ge=1, description="documents up to this many tokens are read whole by default")
+    map_chunk_tokens: int = Field(32_000, ge=256, description="map-reduce chunk size, in tokens")
+    map_concurrency: int = Field(8, ge=1, description="map-reduce chunks read at once")
+    map_note_tokens: int = Field(512, ge=16, description="longest notes taken from one chunk")
+    pdf_max_mb: float = Field(200.0, gt=0, description="largest PDF accepted, in MB")
+    pdf_max_pages: int = Field(5000, ge=1, description="most pages accepted in one PDF")
     stream_flush_s: float = Field(0.1, ge=0, description="least time between UI stream updates")
     retries: int = Field(2, ge=0, description="retries of a request on 429/503/connection errors")
 

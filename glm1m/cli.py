@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from glm1m import stack
+from glm1m.summarize_cli import add_summarize_command
 from glm1m.translate_cli import add_translate_command
 from server.plan_cli import add_plan_command
 from server import launch, process, profile
@@ -138,6 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     up.set_defaults(run=cmd_up)
     add_translate_command(commands)
     add_plan_command(commands)
+    add_summarize_command(commands)
     return parser
 
 

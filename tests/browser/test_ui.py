@@ -29,7 +29,7 @@ def test_answer_streams_visibly_into_one_message_and_stop_ends_it(page: Page, ap
     assert len(answer_lengths(page)) == before + 1  # grew in place, not as new bubbles
     screenshot(page, "streaming")
     page.click("#stop-button")
-    eventually(lambda: running(app.server.root) == 0, 15, "generation stopped on the server")
+    eventually(lambda: running(app.server.root) == 0, 30, "generation stopped on the server")
     page.wait_for_selector("#stop-button", state="detached")
     stopped_at = answer_lengths(page)[before]
     assert stopped_at > seen
@@ -49,7 +49,7 @@ def test_server_down_shows_a_sentence_and_the_chat_recovers(page: Page, app) -> 
     page.wait_for_function(f"n => document.querySelectorAll('{ANSWERS}').length > n", arg=before)
     page.wait_for_function(f"() => [...document.querySelectorAll('{ANSWERS}')].at(-1).innerText.length > 0")
     page.click("#stop-button")
-    eventually(lambda: running(app.server.root) == 0, 15, "generation stopped on the server")
+    eventually(lambda: running(app.server.root) == 0, 30, "generation stopped on the server")
 
 
 def test_attached_csv_shows_progress_and_downloads_translated(page: Page, app, tmp_path) -> None:
@@ -74,3 +74,22 @@ def test_attached_csv_shows_progress_and_downloads_translated(page: Page, app, t
     rows = list(csv.DictReader(io.StringIO(
         open(download.value.path(), encoding="utf-8-sig").read())))
     assert [r["text"] for r in rows] == texts and all(r["translation"] for r in rows)
+
+
+def test_pdf_through_the_paperclip_shows_progress_and_a_streamed_answer(page: Page, app, tmp_path) -> None:
+    from tests.support.pdfs import make_pdf, words_page
+
+    make_pdf(tmp_path / "manual.pdf", [words_page(n, 250) for n in range(1, 4)])
+    open_chat(page, app.url)
+    page.wait_for_selector(f"{ANSWERS} >> text=Demo mode")
+    page.set_input_files("#upload-button-input", str(tmp_path / "manual.pdf"))
+    page.wait_for_selector("text=manual.pdf")
+    before = len(answer_lengths(page))
+    ask(page, "What does page 2 say?")
+    page.wait_for_selector("text=3 pages", timeout=120_000)  # the budget, before the wait
+    page.wait_for_function(f"n => document.querySelectorAll('{ANSWERS}').length > n + 1", arg=before)
+    page.wait_for_function(f"() => [...document.querySelectorAll('{ANSWERS}')].at(-1).innerText.length > 20",
+                           timeout=120_000)
+    screenshot(page, "pdf-answer")
+    page.click("#stop-button")
+    eventually(lambda: running(app.server.root) == 0, 30, "generation stopped on the server")

@@ -99,7 +99,8 @@ class FaultProxy:
             self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None))
         app = web.Application(client_max_size=1 << 30)
         app.router.add_route("*", "/{tail:.*}", self._forward)
-        self._runner = web.AppRunner(app, handle_signals=False)
+        # A short shutdown: stopping the proxy drops open streams at once, as a dying server does.
+        self._runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=0.5)
         await self._runner.setup()
         self._site = web.TCPSite(self._runner, "127.0.0.1", self.port, reuse_address=True)
         await self._site.start()

@@ -1,0 +1,46 @@
+"""PDFs in the real app: upload, budget shown, answer streamed, follow-ups from the prefix cache."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.chainlit_client import ChainlitSession
+from tests.support.metrics import scrape
+from tests.support.pdfs import make_pdf, words_page
+
+pytestmark = pytest.mark.app
+
+
+def streamed_answers(chat: ChainlitSession, start: int) -> list[str]:
+    ids = {e.data["id"] for e in chat.events[start:] if e.name == "stream_start"}
+    return [m["output"] for m in chat.messages(start) if m["id"] in ids and m["output"]]
+
+
+def shown(chat: ChainlitSession, start: int) -> list[str]:
+    return [e.data.get("output") or "" for e in chat.events[start:] if e.name in ("new_message", "update_message")]
+
+
+async def test_pdf_upload_shows_the_budget_and_answers_then_follow_up_hits_cache(
+        app, tmp_path, chat: ChainlitSession) -> None:
+    await chat.change_settings({"system_prompt": "", "temperature": 0.0, "max_tokens": 24})
+    make_pdf(tmp_path / "report.pdf", [words_page(n, 250) for n in range(1, 4)])
+    ref = await chat.upload(tmp_path / "report.pdf", mime="application/pdf")
+    start = await chat.ask("What is on page 2?", file_refs=[ref])
+    assert any("**report.pdf**: 3 pages" in o and "of the served 8,192-token context" in o
+               and "Reading it whole" in o for o in shown(chat, start))
+    assert streamed_answers(chat, start) and not any(m.get("isError") for m in chat.messages(start))
+    hits = scrape(app.server.root)["vllm:prefix_cache_hits_total"]
+    start = await chat.ask("And page 3?")
+    assert scrape(app.server.root)["vllm:prefix_cache_hits_total"] - hits > 1000
+    assert streamed_answers(chat, start)
+
+
+async def test_a_renamed_non_pdf_gets_a_sentence_and_chat_goes_on(tmp_path, chat: ChainlitSession) -> None:
+    (tmp_path / "scan.pdf").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 100)
+    ref = await chat.upload(tmp_path / "scan.pdf", mime="application/pdf")
+    start = await chat.ask("", file_refs=[ref])
+    errors = [m["output"] for m in chat.messages(start) if m.get("isError")]
+    assert any("is not a PDF" in e for e in errors)
+    await chat.change_settings({"system_prompt": "", "temperature": 1.0, "max_tokens": 16})
+    start = await chat.ask("hello")
+    assert chat.answers(start) and not any(m.get("isError") for m in chat.messages(start))
