@@ -70,7 +70,11 @@ def write_sample(path: Path, pages: int) -> None:
     for n in range(1, pages + 1):
         page = doc.new_page()
         text = "\n\n".join(p.format(n=n) for p in PARAGRAPHS * 2)
-        page.insert_textbox(page.rect + (56, 56, -56, -56), text, fontname="china-s", fontsize=10)
+        # insert_textbox writes nothing at all, silently, when the text overflows the box.
+        left = page.insert_textbox(page.rect + (56, 56, -56, -56), text, fontname="china-s",
+                                   fontsize=10)
+        if left < 0:
+            raise RuntimeError(f"sample text does not fit on a page ({left:.0f} pt over)")
     doc.save(path, garbage=3, deflate=True)
     doc.close()
 
@@ -119,19 +123,20 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
 
-    pdf_path = args.pdf
-    if pdf_path is None:
-        pdf_path = Path(tempfile.mkdtemp(prefix="glm1m-bench-pdf-")) / "sample.pdf"
-        started = time.perf_counter()
-        write_sample(pdf_path, args.pages)
-        print(f"wrote {pdf_path} ({args.pages} pages, {pdf_path.stat().st_size / 1e6:.1f} MB) "
-              f"in {time.perf_counter() - started:.1f}s")
-    raw: list[Measurement] = []
-    app: list[Measurement] = []
-    for _ in range(args.rounds):  # alternate, so drift on a shared machine hits both alike
-        raw.append(in_fresh_process("raw", pdf_path))
-        app.append(in_fresh_process("extract", pdf_path))
-    report(pdf_path, args.pdf is None, raw, app)
+    with tempfile.TemporaryDirectory(prefix="glm1m-bench-pdf-") as work:
+        pdf_path = args.pdf
+        if pdf_path is None:
+            pdf_path = Path(work) / "sample.pdf"
+            started = time.perf_counter()
+            write_sample(pdf_path, args.pages)
+            print(f"wrote a {args.pages}-page sample ({pdf_path.stat().st_size / 1e6:.1f} MB) "
+                  f"in {time.perf_counter() - started:.1f}s")
+        raw: list[Measurement] = []
+        app: list[Measurement] = []
+        for _ in range(args.rounds):  # alternate, so drift on a shared machine hits both alike
+            raw.append(in_fresh_process("raw", pdf_path))
+            app.append(in_fresh_process("extract", pdf_path))
+        report(pdf_path, args.pdf is None, raw, app)
 
 
 def median(runs: list[Measurement], cpu: bool = False) -> float:

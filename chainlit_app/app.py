@@ -14,7 +14,7 @@ import chainlit as cl
 from chainlit.input_widget import Select, Slider, TextInput
 
 from chainlit_app.batch import Summary, run_job
-from chainlit_app.table import CsvSource, open_source
+from chainlit_app.table import CsvSource, open_source, read_glossary
 from chainlit_app.translate import Job, Progress
 from chainlit_app.uploads import sort_uploads
 
@@ -33,6 +33,7 @@ DEMO_BANNER = (
 )
 
 LANGUAGES = ["English", "简体中文", "繁體中文", "日本語", "한국어", "Français", "Deutsch", "Español"]
+AUTO_SOURCE = "(detect)"
 UNSUPPORTED = ("glm1m reads CSV files (to translate a column) and PDF files (to summarise or ask "
                "about them). Attach one of those, or type a question.")
 PROGRESS_UPDATE_S = 0.5
@@ -64,8 +65,11 @@ async def on_chat_start() -> None:
                min=16, max=8192, step=16),
         Select(id="target_language", label="Translate CSV files into", values=LANGUAGES,
                initial_value=LANGUAGES[0]),
+        Select(id="source_language", label="CSV source language", values=[AUTO_SOURCE, *LANGUAGES],
+               initial_value=AUTO_SOURCE),
     ]).send()
     cl.user_session.set("target_language", LANGUAGES[0])
+    cl.user_session.set("source_language", None)
     if settings.demo:
         await cl.Message(content=DEMO_BANNER, author="glm1m").send()
     await report_server_state()
@@ -79,13 +83,16 @@ async def on_settings_update(values: dict) -> None:
     cl.user_session.set("params", replace(
         params, temperature=float(values["temperature"]), max_tokens=int(values["max_tokens"])))
     cl.user_session.set("target_language", values.get("target_language") or LANGUAGES[0])
+    source = values.get("source_language")
+    cl.user_session.set("source_language", None if source in (None, AUTO_SOURCE) else source)
 
 
 @cl.on_message
 async def on_message(message: cl.Message) -> None:
     uploads = sort_uploads(message.elements or [])
     if uploads.csv:
-        await run_translation(Path(uploads.csv[0].path), uploads.csv[0].name)
+        glossary = Path(uploads.glossary[0].path) if uploads.glossary else None
+        await run_translation(Path(uploads.csv[0].path), uploads.csv[0].name, glossary)
     elif uploads.pdf:
         await run_document(Path(uploads.pdf[0].path), uploads.pdf[0].name, message.content)
     elif uploads.other and not message.content.strip():
@@ -133,19 +140,23 @@ async def show_error(error: UserFacingError) -> None:
     await cl.ErrorMessage(content=str(error), author="glm1m").send()
 
 
-async def run_translation(path: Path, name: str) -> None:
+async def run_translation(path: Path, name: str, glossary_path: Path | None = None) -> None:
     try:
         source = open_source(path)
+        glossary = read_glossary(glossary_path) if glossary_path else ()
     except UserFacingError as error:
         await show_error(error)
         return
     source = await choose_column(source)
     settings = get_settings()
     job = Job(target_language=cl.user_session.get("target_language") or LANGUAGES[0],
+              source_language=cl.user_session.get("source_language"), glossary=glossary,
               concurrency=settings.translate_concurrency, max_tokens=settings.translate_max_tokens)
     output = translation_dir() / f"{Path(name).stem}.translated.csv"
     status = cl.Message(content=f"Reading **{name}** as {source.encoding_name}; translating column "
-                                f"**{source.column}** into {job.target_language} …", author="glm1m")
+                                f"**{source.column}** into {job.target_language}"
+                                f"{f' with {len(glossary)} glossary terms' if glossary else ''} …",
+                    author="glm1m")
     await status.send()
     try:
         summary = await run_job(source, job, llm(), output, progress_reporter(status))

@@ -60,22 +60,28 @@ def extract(path: Path, limits: PdfLimits = PdfLimits(), name: str | None = None
     check_file(path, name, limits)
     try:
         doc = pymupdf.open(path, filetype="pdf")
+    # FileDataError for unparseable bytes; plain RuntimeError ("Invalid number of pages") and
+    # ValueError come from other broken structures MuPDF trips over while opening.
     except (pymupdf.FileDataError, RuntimeError, ValueError) as error:
         raise damaged(name) from error
     with doc:
         check_document(doc, path, name, limits)
         total = doc.page_count
-        pages = []
+        pages: list[Page] = []
         for index in range(total):
             pages.append(Page(index + 1, read_page(doc, index, name)))
             if on_page is not None:
                 on_page(index + 1, total)
     if not any(page.text for page in pages):
         raise DocumentError(
-            f"{name} has no text that can be extracted on any of its {total} pages: it is "
+            f"{name} has no text that can be extracted on {where_all(total)}: it is "
             f"probably scanned or made of images. Run OCR on it first (for example "
             f"`ocrmypdf --language chi_sim+eng {shlex.quote(name)} ocr.pdf`) and upload the result.")
     return PdfText(name, tuple(pages), total)
+
+
+def where_all(pages: int) -> str:
+    return "its only page" if pages == 1 else f"any of its {pages:,} pages"
 
 
 def check_file(path: Path, name: str, limits: PdfLimits) -> None:

@@ -13,9 +13,13 @@ class UploadedFile(Protocol):
     mime: str | None
 
 
+GLOSSARY_NAMES = ("glossary", "terms", "术语", "词汇")
+
+
 @dataclass
 class Uploads:
     csv: list[UploadedFile] = field(default_factory=list)
+    glossary: list[UploadedFile] = field(default_factory=list)  # a CSV named like a glossary
     pdf: list[UploadedFile] = field(default_factory=list)
     other: list[UploadedFile] = field(default_factory=list)
 
@@ -28,7 +32,8 @@ def sort_uploads(elements: list[UploadedFile]) -> Uploads:
         suffix = Path(element.name).suffix.lower()
         mime = (element.mime or "").lower()
         if suffix == ".csv" or mime in ("text/csv", "application/csv"):
-            uploads.csv.append(element)
+            is_glossary = any(word in element.name.lower() for word in GLOSSARY_NAMES)
+            (uploads.glossary if is_glossary else uploads.csv).append(element)
         elif suffix == ".pdf" or mime == "application/pdf":
             uploads.pdf.append(element)
         else:

@@ -76,3 +76,19 @@ async def test_stop_cancels_outstanding_requests_and_keeps_finished_rows(app, tm
     finished = [r for r in rows if r["translation"]]
     assert 0 < len(finished) < 3000
     assert all("job stopped before this row" in r["translation_error"] for r in rows if not r["translation"])
+
+
+async def test_glossary_csv_attached_beside_the_data_goes_into_every_prompt(
+        app, tmp_path, chat: ChainlitSession) -> None:
+    make_csv(tmp_path / "rows.csv", 5)
+    (tmp_path / "glossary.csv").write_text("term,translation\n合同,contract\n甲方,Party A\n", encoding="utf-8")
+    refs = [await chat.upload(tmp_path / "rows.csv"), await chat.upload(tmp_path / "glossary.csv")]
+    chat.choose_action = lambda actions: next(a for a in actions if a["payload"]["column"] == "内容")
+    start = chat.mark()
+    await chat.send("", file_refs=refs)
+    await chat.wait_for(lambda e: e.name == "new_message" and "5 of 5 rows translated"
+                        in (e.data.get("output") or ""), 120, start)
+    assert any("with 2 glossary terms" in (e.data.get("output") or "") for e in chat.events[start:])
+    prompts = [request["messages"][0]["content"] for request, _ in app.proxy.journal
+               if not request.get("stream")]
+    assert len(prompts) == 5 and all("合同 → contract" in p and "甲方 → Party A" in p for p in prompts)

@@ -209,6 +209,11 @@ def test_image_only_pdf_needs_ocr(tmp_path: Path) -> None:
     assert "OCR" in message and "ocrmypdf" in message and "'scan 2024.pdf'" in message
 
 
+def test_one_blank_page_needs_ocr(tmp_path: Path) -> None:
+    path = make_pdf(tmp_path / "blank.pdf", [""])
+    assert error_of(path).startswith("blank.pdf has no text that can be extracted on its only page")
+
+
 def test_over_the_page_limit(tmp_path: Path) -> None:
     path = make_pdf(tmp_path / "long.pdf", ["one", "two", "three"])
     message = error_of(path, limits=PdfLimits(max_pages=2))
