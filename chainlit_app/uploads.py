@@ -32,10 +32,16 @@ def sort_uploads(elements: list[UploadedFile]) -> Uploads:
         suffix = Path(element.name).suffix.lower()
         mime = (element.mime or "").lower()
         if suffix == ".csv" or mime in ("text/csv", "application/csv"):
-            is_glossary = any(word in element.name.lower() for word in GLOSSARY_NAMES)
-            (uploads.glossary if is_glossary else uploads.csv).append(element)
+            uploads.csv.append(element)
         elif suffix == ".pdf" or mime == "application/pdf":
             uploads.pdf.append(element)
         else:
             uploads.other.append(element)
+    # With two CSVs attached, the one named like a glossary is the glossary; a single CSV is
+    # always the data, whatever its name ("terms.csv" may well be the file to translate).
+    if len(uploads.csv) > 1:
+        named = [f for f in uploads.csv if any(w in f.name.lower() for w in GLOSSARY_NAMES)]
+        if named:
+            uploads.glossary = named[:1]
+            uploads.csv = [f for f in uploads.csv if f is not named[0]]
     return uploads

@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from chainlit_app.uploads import sort_uploads
+
+
+@dataclass
+class File:
+    name: str
+    mime: str | None = None
+    path: str | None = "/tmp/x"
+
+
+def test_a_single_csv_is_the_data_whatever_its_name() -> None:
+    uploads = sort_uploads([File("terms.csv")])
+    assert [f.name for f in uploads.csv] == ["terms.csv"] and not uploads.glossary
+
+
+def test_beside_data_a_csv_named_glossary_is_the_glossary() -> None:
+    uploads = sort_uploads([File("rows.csv"), File("术语glossary.csv")])
+    assert [f.name for f in uploads.csv] == ["rows.csv"]
+    assert [f.name for f in uploads.glossary] == ["术语glossary.csv"]
+
+
+def test_pdfs_by_extension_or_mime_and_the_rest_apart() -> None:
+    uploads = sort_uploads([File("a.PDF"), File("scan", "application/pdf"), File("x.docx")])
+    assert [f.name for f in uploads.pdf] == ["a.PDF", "scan"] and [f.name for f in uploads.other] == ["x.docx"]
