@@ -67,7 +67,6 @@ async def test_stop_button_aborts_generation_on_the_server(app, chat: ChainlitSe
                             "the server stopped generating after the stop button")
     shown = "".join(chat.tokens_for(first.data["id"], start))
     assert 0 < len(shown)
-    assert scrape(app.server.root)["vllm:request_success_total"] >= 0  # server still answers
 
 
 async def test_server_down_gives_a_sentence_and_recovers(app, chat: ChainlitSession) -> None:
