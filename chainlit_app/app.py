@@ -188,18 +188,24 @@ def translation_dir() -> Path:
     return folder
 
 
-def progress_reporter(status: cl.Message):
-    """Progress arrives per row; the page gets at most two updates a second."""
+def status_writer(status: cl.Message):
+    """Progress arrives per row or page; the page gets at most two updates a second (and the
+    last one always)."""
     last = [0.0]
 
-    def report(progress: Progress) -> None:
+    def write(text: str, final: bool) -> None:
         now = time.monotonic()
-        if now - last[0] >= PROGRESS_UPDATE_S or progress.finished == progress.total:
+        if now - last[0] >= PROGRESS_UPDATE_S or final:
             last[0] = now
-            status.content = progress.line()
+            status.content = text
             asyncio.get_running_loop().create_task(status.update())
 
-    return report
+    return write
+
+
+def progress_reporter(status: cl.Message):
+    write = status_writer(status)
+    return lambda progress: write(progress.line(), progress.finished == progress.total)
 
 
 async def send_result(output: Path, summary: Summary | None) -> None:
@@ -304,15 +310,11 @@ def cited_passages(answer: str, pdf: PdfText) -> list:
 
 
 def reporter(status: cl.Message, label: str | None):
-    last = [0.0]
+    write = status_writer(status)
 
     def report(*args) -> None:
         stage, done, total = (label, *args) if label else args
-        now = time.monotonic()
-        if now - last[0] >= PROGRESS_UPDATE_S or done == total:
-            last[0] = now
-            status.content = f"{stage}: {done:,} of {total:,}"
-            asyncio.get_running_loop().create_task(status.update())
+        write(f"{stage}: {done:,} of {total:,}", done == total)
 
     return report
 
