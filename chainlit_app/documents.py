@@ -19,7 +19,7 @@ from langchain_text_splitters import RecursiveCharacterTextSplitter
 
 from chainlit_app.errors import UserFacingError
 from chainlit_app.llm import ChatParams, Llm
-from chainlit_app.pdf import PdfText
+from chainlit_app.pages import PdfText
 
 SUMMARY_REQUEST = ("Summarise the whole document: its purpose, its main points in order, and "
                    "anything a reader must not miss.")

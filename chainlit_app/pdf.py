@@ -13,6 +13,7 @@ from pathlib import Path
 import pymupdf
 
 from chainlit_app.errors import UserFacingError
+from chainlit_app.pages import Page, PdfText
 
 MB = 1024 * 1024  # Chainlit's upload limit (max_size_mb) counts megabytes this way too
 HEADER_WINDOW = 1024  # readers accept junk before "%PDF-" within the first 1 KB (PDF 1.7, H.3)
@@ -24,23 +25,6 @@ MANY_BLANK_LINES = re.compile(r"\n{4,}")  # 4 newlines = 3 blank lines
 
 class DocumentError(UserFacingError):
     """The PDF cannot be used as uploaded; the message says why and what to do."""
-
-
-@dataclass(frozen=True)
-class Page:
-    number: int  # 1-based, as printed in a PDF viewer
-    text: str  # "" for a page without extractable text; kept so numbers stay right
-
-
-@dataclass(frozen=True)
-class PdfText:
-    name: str  # as the user knows it (the uploaded file's name); for display only
-    pages: tuple[Page, ...]
-    page_count: int
-
-    @property
-    def chars(self) -> int:
-        return sum(len(page.text) for page in self.pages)
 
 
 @dataclass(frozen=True)

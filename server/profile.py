@@ -6,6 +6,8 @@
 - --enable-prefix-caching: a document's follow-up questions reuse its cached prefill; a cached
   100K-token follow-up started in 0.31 s on the H200 instead of ~7 s.
 - Context, memory share, fp8 and TP/DP layout come from the memory plan (server/plan.py).
+- SERVING: how the server streams and batches; measured against the plan alone side by side by
+  `bench/gpu.py` (docs/benchmarks.md, "Serving profiles on one H200").
 """
 
 from __future__ import annotations
@@ -17,6 +19,14 @@ from server.plan import GLM4_9B_CHAT_1M, ModelShape, Plan, gpu_from_memory_mib, 
 
 PROFILES = ("auto", "none")
 ALWAYS_ON_GPU = ["--enable-prefix-caching"]
+# --stream-interval 8: the UI redraws at most every 0.1 s (GLM1M_STREAM_FLUSH_S), about 10 tokens at
+# H200 decode speed, so sending tokens in groups of 8 costs readers nothing and saves the API server
+# and every client 7 of 8 events. vLLM always sends the first token at once, so TTFT is unchanged.
+# --api-server-count 4: tokenising, detokenising and SSE for hundreds of streams run in four
+# processes instead of one, beside the engine core.
+# --max-num-batched-tokens 16384: fewer, larger prefill chunks (vLLM's default for the API server
+# on an H200 is 8192).
+SERVING = ["--stream-interval", "8", "--api-server-count", "4", "--max-num-batched-tokens", "16384"]
 
 
 def model_shape(model: str) -> ModelShape:
@@ -38,4 +48,4 @@ def profile_flags(profile: str, model: str, detected: list[Gpu], gpus: int,
     if profile == "none":
         flags = ["--max-model-len", str(max_model_len)] if max_model_len else []
         return flags + (["--data-parallel-size", str(gpus)] if gpus > 1 else [])
-    return plan_for(model, detected, gpus, max_model_len).vllm_flags() + ALWAYS_ON_GPU
+    return plan_for(model, detected, gpus, max_model_len).vllm_flags() + ALWAYS_ON_GPU + SERVING

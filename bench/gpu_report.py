@@ -1,0 +1,155 @@
+"""The markdown tables and matplotlib plots of one `bench/gpu.py` run (a folder of PROFILE.json)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only; the GPU host and CI have no display
+import matplotlib.pyplot as plt  # noqa: E402
+
+ORDER = ["seed", "defaults", "glm1m-plan", "glm1m", "glm1m-fp8kv", "glm1m-fp8", "glm1m-tp2"]
+LABEL = {"seed": "(a) seeds' flags", "defaults": "(b) vLLM defaults",
+         "glm1m-plan": "glm1m memory plan only", "glm1m": "(c) glm1m profile",
+         "glm1m-fp8kv": "(c) glm1m + fp8 KV cache", "glm1m-fp8": "(c') glm1m + fp8 weights (quality trade-off)",
+         "glm1m-tp2": "glm1m, TP 2 (two GPUs)"}
+
+
+def load(results: Path) -> dict[str, dict]:
+    runs = {p.stem: json.loads(p.read_text()) for p in results.glob("*.json")
+            if p.stem in ORDER or p.stem == "hf"}
+    return dict(sorted(runs.items(), key=lambda kv: ORDER.index(kv[0]) if kv[0] in ORDER else 99))
+
+
+def cell(run: dict, scenario: str, key: str, fmt: str = "{:.1f}") -> str:
+    value = run.get(scenario, {})
+    return fmt.format(value[key]) if isinstance(value, dict) and value.get(key) is not None else "–"
+
+
+def throughput_table(runs: dict[str, dict]) -> list[str]:
+    lines = ["| profile | seed 002 req/s | out tok/s | TPOT ms | saturation req/s | out tok/s | "
+             "KV tokens | 1M requests at once |", "|---|---|---|---|---|---|---|---|"]
+    for name, run in runs.items():
+        if name == "hf":
+            continue
+        reported = run.get("vllm_reported", {})
+        kv = reported.get("kv_tokens") or []
+        conc = reported.get("max_concurrency_1m") or []
+        lines.append(
+            f"| {LABEL.get(name, name)} | {cell(run, 'seed002', 'request_throughput')} | "
+            f"{cell(run, 'seed002', 'output_throughput', '{:,.0f}')} | "
+            f"{cell(run, 'seed002', 'median_tpot_ms')} | {cell(run, 'saturation', 'request_throughput')} | "
+            f"{cell(run, 'saturation', 'output_throughput', '{:,.0f}')} | "
+            f"{', '.join(f'{k:,}' for k in kv) or '–'} | {', '.join(f'{c:.2f}' for c in conc) or '–'} |")
+    hf = runs.get("hf", {}).get("hf")
+    if hf:
+        b1, b100 = hf["batch1"], hf["batch100"]
+        lines.append(f"| (d) HF transformers {hf['transformers']} generate(), batch 1 / static batch 100 | "
+                     f"{b1['req_s']:.2f} / {b100['req_s']:.2f} | {b1['out_tok_s']:,.0f} / "
+                     f"{b100['out_tok_s']:,.0f} | – | – | – | – | – |")
+    return lines
+
+
+def long_table(runs: dict[str, dict]) -> list[str]:
+    lines = ["| profile | prompt tokens | TTFT s | FLOP floor s | TTFT / floor |", "|---|---|---|---|---|"]
+    for name, run in runs.items():
+        for key in ("long28k", "long128k", "long512k", "long1m"):
+            r = run.get(key)
+            if isinstance(r, dict) and "ttft_s" in r:
+                lines.append(f"| {LABEL.get(name, name)} | {r['tokens']:,} | {r['ttft_s']:.1f} | "
+                             f"{r['floor_s']:.1f} | {r['vs_floor']:.2f} |")
+    hf = runs.get("hf", {}).get("hf")
+    if hf:
+        lines.append(f"| (d) HF transformers | 28,000 | {hf['prefill28k_s']:.2f} | – | – |")
+    return lines
+
+
+def app_table(runs: dict[str, dict]) -> list[str]:
+    lines = ["| profile | path | raw (vLLM) | glm1m app path | app / raw |", "|---|---|---|---|---|"]
+    for name, run in runs.items():
+        f = run.get("followup")
+        if isinstance(f, dict) and "raw" in f and "app" in f:
+            raw, app = f["raw"], f["app"]
+            lines.append(f"| {LABEL.get(name, name)} | {raw['doc_tokens']:,}-token document: first "
+                         f"question TTFT s | {raw['first_s']:.2f} | {app['first_s']:.2f} "
+                         f"({app['doc_tokens']:,} tokens) | {app['first_s'] / raw['first_s']:.2f} |")
+            lines.append(f"| {LABEL.get(name, name)} | cached follow-up TTFT s (median of 3) | "
+                         f"{raw['followup_s']:.3f} | {app['followup_s']:.3f} | "
+                         f"{app['followup_s'] / raw['followup_s']:.2f} |")
+        t = run.get("translate")
+        if isinstance(t, dict) and "ratio" in t:
+            lines.append(f"| {LABEL.get(name, name)} | CSV translation req/s ({t['rows']} rows, "
+                         f"concurrency {t['concurrency']}, {t['input_len']} in / {t['max_tokens']} out) | "
+                         f"{', '.join(f'{x:.1f}' for x in t['raw_req_s'])} | "
+                         f"{', '.join(f'{x:.1f}' for x in t['app_req_s'])} | {t['ratio']:.2f} "
+                         f"(throughput, higher is better) |")
+    return lines
+
+
+def plot_sweep(runs: dict[str, dict], path: Path) -> None:
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for name, run in runs.items():
+        points = [*(run.get("sweep") or []), run.get("seed002")]
+        points = sorted((p for p in points if isinstance(p, dict) and p.get("request_throughput")),
+                        key=lambda p: p["concurrency"])
+        if len(points) > 2:
+            ax.plot([p["concurrency"] for p in points], [p["request_throughput"] for p in points],
+                    marker="o", label=LABEL.get(name, name))
+    ax.set(xscale="log", xlabel="concurrent requests (32 in / 256 out)", ylabel="req/s",
+           title="Concurrency sweep, one H200")
+    ax.axhline(88, ls="--", c="grey", lw=1, label="decode roofline at batch 100 (88 req/s)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def plot_profiles(runs: dict[str, dict], path: Path) -> None:
+    names = [n for n in runs if n != "hf"]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    width = 0.4
+    for i, scenario in enumerate(("seed002", "saturation")):
+        values = [runs[n].get(scenario, {}).get("request_throughput") or 0 for n in names]
+        ax.bar([x + i * width for x in range(len(names))], values, width, label=scenario)
+    ax.set_xticks([x + width / 2 for x in range(len(names))], [n for n in names], rotation=20, fontsize=8)
+    ax.set(ylabel="req/s", title="Serving profiles, one H200 (dummy-weight GLM-4-9B-Chat-1M)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def plot_ttft(runs: dict[str, dict], path: Path) -> None:
+    fig, ax = plt.subplots(figsize=(6, 4))
+    floor = []
+    for name, run in runs.items():
+        points = [run[k] for k in ("long28k", "long128k", "long512k", "long1m")
+                  if isinstance(run.get(k), dict) and "ttft_s" in run[k]]
+        if points:
+            ax.plot([p["tokens"] for p in points], [p["ttft_s"] for p in points], marker="o",
+                    label=LABEL.get(name, name))
+            floor = floor or [(p["tokens"], p["floor_s"]) for p in points]
+    if floor:
+        ax.plot(*zip(*floor), ls="--", c="grey", label="FLOP floor at 790 TFLOP/s")
+    ax.set(xscale="log", yscale="log", xlabel="prompt tokens", ylabel="time to first token, s",
+           title="Long prompts")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def write_report(results: Path, md: Path, plots: Path, day: str) -> None:
+    runs = load(results)
+    plots.mkdir(parents=True, exist_ok=True)
+    stem = f"gpu-profiles-{day}"
+    plot_profiles(runs, plots / f"{stem}-profiles.png")
+    plot_sweep(runs, plots / f"{stem}-sweep.png")
+    plot_ttft(runs, plots / f"{stem}-ttft.png")
+    flags = [f"- {LABEL.get(n, n)}: `{' '.join(r.get('flags', []))}`" for n, r in runs.items() if n != "hf"]
+    sections = ["### Throughput", *throughput_table(runs), "", "### Long prompts", *long_table(runs), "",
+                "### App paths vs raw, same server", *app_table(runs), "", "### Flags", *flags, ""]
+    md.write_text("\n".join(sections))
+    print("\n".join(sections))

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# One H200 benchmark session on the lent 2-GPU host, in the device tool's calls (each < 10 min,
+# host kept only while calls follow each other):
+#   bash bench/gpu_session.sh receive          # each of the 8 wheel folders, + model and app wheels
+#   bash bench/gpu_session.sh install-and-start # vLLM 0.26.0 into /tmp/site, both lanes started
+#   bash bench/gpu_session.sh wait SECONDS      # until the lanes finish or SECONDS pass; results to $OUT
+#   bash bench/gpu_session.sh tp2 SCENARIOS     # after the lanes: the TP 2 server on both GPUs
+# Lanes run under setsid so they outlive one call; results collect in /root/res.
+set -uo pipefail
+RES=/root/res
+export PYTHONPATH=/tmp/site:/root/repo VLLM_USE_FLASHINFER_SAMPLER=0 HF_HUB_OFFLINE=1 PYTHONUNBUFFERED=1
+# NVLink multicast stays off on the shared host (device README).
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export GLM1M_BENCH_MODEL=/root/full-size-model GLM1M_VLLM_PYTHON=python3
+
+LANE0="glm1m:seed002,sweep,saturation,long28k,long128k,followup,translate,long512k,long1m"
+LANE1="seed:seed002,saturation defaults:seed002,saturation hf glm1m-plan:seed002,saturation
+       glm1m-fp8kv:seed002,saturation glm1m-fp8:seed002,saturation"
+
+pack() { tar czf "$OUT/res.tgz" -C /root res 2>/dev/null; tail -3 $RES/lane*.out 2>/dev/null; }
+
+lane() {  # lane NAME GPUS PORT STEPS...
+  local name=$1 gpus=$2 port=$3; shift 3
+  (cd /root/repo && setsid python3 -m bench.gpu lane --gpus "$gpus" --port "$port" --out $RES "$@" \
+     > "$RES/$name.out" 2>&1 & echo $! > "$RES/$name.pid")
+}
+
+running() { for f in $RES/lane*.pid; do kill -0 "$(cat "$f")" 2>/dev/null && return 0; done; return 1; }
+
+case $1 in
+  receive)
+    mkdir -p /root/vb && for d in .gpu/c0*; do cp -r "$d" /root/vb/; done
+    [ -d data/full-size-model ] && cp -r data/full-size-model /root/
+    [ -d .whl ] && mkdir -p /root/appwhl && cp .whl/*.whl /root/appwhl/
+    ls /root/vb ;;
+  install-and-start)
+    bash /root/vb/c01/install.sh > /root/install.log 2>&1 || { tail -20 /root/install.log; exit 1; }
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site \
+      /root/appwhl/*.whl || exit 1
+    rm -rf /root/repo && cp -r "$PWD" /root/repo && mkdir -p $RES
+    nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > $RES/gpus.csv
+    python3 -c "import vllm, torch, transformers; print(vllm.__version__, torch.__version__,
+      transformers.__version__)" > $RES/versions.txt 2>&1
+    cat $RES/versions.txt
+    lane lane0 0 8000 $LANE0
+    lane lane1 1 8001 $LANE1
+    "$0" wait "${2:-420}" ;;
+  wait)
+    end=$((SECONDS + $2))
+    while running && [ $SECONDS -lt $end ]; do sleep 5; done
+    running && echo "lanes still running" || echo "lanes done"
+    pack ;;
+  tp2)
+    pkill -f "bench.gpu lane" ; pkill -f "vllm.entrypoints" ; sleep 5
+    rm -f $RES/lane*.pid
+    lane lane2 0,1 8000 "glm1m-tp2:$2"
+    "$0" wait "${3:-540}" ;;
+esac
