@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import Page
 
@@ -10,6 +12,7 @@ from tests.support.metrics import eventually, running
 
 pytestmark = pytest.mark.browser
 ANSWERS = '[data-step-type="assistant_message"] .message-content'
+HOLD_S = 180
 
 
 def answer_lengths(page: Page) -> list[int]:
@@ -93,3 +96,34 @@ def test_pdf_through_the_paperclip_shows_progress_and_a_streamed_answer(page: Pa
     screenshot(page, "pdf-answer")
     page.click("#stop-button")
     eventually(lambda: running(app.server.root) == 0, 30, "generation stopped on the server")
+
+
+def words(text: str) -> list[str]:
+    """Letters and digits only: markdown rendering changes spacing and punctuation, not words."""
+    return re.findall(r"[^\W_]+", text)
+
+
+def test_a_prefill_of_three_minutes_keeps_the_page_alive_and_the_whole_answer_arrives(
+        page: Page, app, tmp_path) -> None:
+    """Chainlit can drop a message after ~45 s of silence (Chainlit issue #803); a 1M-token
+    prompt takes ~10 minutes before its first token. The proxy holds the answer for 3 minutes."""
+    from tests.support.pdfs import make_pdf, words_page
+
+    make_pdf(tmp_path / "long.pdf", [words_page(n, 200) for n in range(1, 3)])
+    open_chat(page, app.url)
+    page.wait_for_selector(f"{ANSWERS} >> text=Demo mode")
+    page.set_input_files("#upload-button-input", str(tmp_path / "long.pdf"))
+    page.wait_for_selector("text=long.pdf")
+    app.proxy.hold_next_stream(HOLD_S)
+    ask(page, "Summarise it.")
+    # The status line keeps counting while nothing comes from the server: still alive at 150 s.
+    page.wait_for_selector("text=/is reading all [0-9,]+ tokens of long.pdf … 1[5-9][0-9] s/",
+                           timeout=(HOLD_S + 60) * 1000)
+    page.wait_for_function(
+        f"() => [...document.querySelectorAll('{ANSWERS}')].at(-1).innerText.length > 20",
+        timeout=(HOLD_S + 120) * 1000)
+    assert app.proxy.completions_reached(1).wait(300), "the answer never finished"
+    sent = words(app.proxy.streamed_text())
+    eventually(lambda: words(page.locator(ANSWERS).last.inner_text()) == sent, 30,
+               "the whole answer the server sent is on the page")
+    assert not page.locator("text=/could not reach|lost the connection/i").count()

@@ -28,6 +28,7 @@ class FaultProxy:
         self.journal: list[tuple[dict, bytes]] = []
         self._watchers: list[tuple[int, threading.Event]] = []
         self._cut_after: int | None = None
+        self._hold_s: float | None = None
         self._lock = threading.Lock()
         self.requests_seen = 0
         self._loop = asyncio.new_event_loop()
@@ -85,9 +86,25 @@ class FaultProxy:
         with self._lock:
             self._cut_after = nbytes
 
+    def hold_next_stream(self, seconds: float) -> None:
+        """The next completion's answer starts `seconds` late (headers at once, as vLLM sends
+        them): what a user sees while a very long prompt is read before the first token."""
+        with self._lock:
+            self._hold_s = seconds
+
+    def streamed_text(self, index: int = -1) -> str:
+        """The text of a streamed chat completion as the server sent it."""
+        text = []
+        for line in self.journal[index][1].decode().splitlines():
+            if line.startswith("data: {"):
+                for choice in json.loads(line[6:])["choices"]:
+                    text.append((choice.get("delta") or {}).get("content") or "")
+        return "".join(text)
+
     def reset(self) -> None:
         with self._lock:
             self._fail_next, self._cut_after, self._fail_matching = [], None, {}
+            self._hold_s = None
             self.journal, self._watchers = [], []
 
     def _call(self, coro):
@@ -110,7 +127,7 @@ class FaultProxy:
             await self._runner.cleanup()  # closes the listener and open connections
             self._site = None
 
-    def _take_fault(self, path: str, body: bytes) -> tuple[int | None, int | None]:
+    def _take_fault(self, path: str, body: bytes) -> tuple[int | None, int | None, float | None]:
         """Status faults hit the next requests of any kind; a cut hits the next completion."""
         with self._lock:
             self.requests_seen += 1
@@ -119,14 +136,15 @@ class FaultProxy:
             for needle, code in self._fail_matching.items():
                 if needle in text:
                     status = code
-            cut = None
-            if status is None and path.endswith("completions") and self._cut_after is not None:
+            cut = hold = None
+            if status is None and path.endswith("completions"):
                 cut, self._cut_after = self._cut_after, None
-            return status, cut
+                hold, self._hold_s = self._hold_s, None
+            return status, cut, hold
 
     async def _forward(self, request: web.Request) -> web.StreamResponse:
         body = await request.read()
-        status, cut_after = self._take_fault(request.path, body)
+        status, cut_after, hold_s = self._take_fault(request.path, body)
         if status is not None:
             return web.json_response({"error": {"message": "injected fault", "code": status}},
                                      status=status, headers={"Retry-After": "0"})
@@ -136,6 +154,8 @@ class FaultProxy:
             response = web.StreamResponse(status=upstream.status, headers={
                 k: v for k, v in upstream.headers.items() if k.lower() not in HOP_HEADERS})
             await response.prepare(request)
+            if hold_s:
+                await asyncio.sleep(hold_s)  # the simulated server is still reading the prompt
             sent, received = 0, []
             async for chunk in upstream.content.iter_any():
                 if cut_after is not None and sent + len(chunk) > cut_after:
