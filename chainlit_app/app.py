@@ -6,21 +6,26 @@ Start with `make run`, or `chainlit run chainlit_app/app.py` with a model server
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 
 import chainlit as cl
+import chainlit.server
 from chainlit.input_widget import Select, Slider, TextInput
 
 from chainlit_app.batch import Summary, run_job
 from chainlit_app.table import CsvSource, open_source, read_glossary
 from chainlit_app.translate import Job, Progress
-from chainlit_app.uploads import sort_uploads
+from chainlit_app.uploads import output_stem, sort_uploads
 
-from chainlit_app import documents, metrics
+from chainlit_app import documents, history, metrics
+from chainlit_app.accounts import Accounts, ensure_auth_secret
+from chainlit_app.storage import LocalStorage, file_router, mount_first
 from chainlit_app.pdf import PdfLimits, PdfText, extract
-from chainlit_app.conversation import Conversation
+from chainlit_app.conversation import CHAT_TURN, Conversation, from_thread
 from chainlit_app.errors import UserFacingError
 from chainlit_app.llm import ChatParams, Llm
 from chainlit_app.pacing import coalesce
@@ -50,11 +55,51 @@ def llm() -> Llm:
     return _llm
 
 
+def open_accounts_and_history():
+    """With login on: users, the session-signing secret, the history database and the file store.
+    A problem with any of them stops the app here with one sentence, before anyone can lose work."""
+    settings = get_settings()
+    try:
+        accounts = Accounts.from_settings(settings)
+        accounts.require_users()
+        os.environ["CHAINLIT_AUTH_SECRET"] = ensure_auth_secret(settings.data_dir)
+        storage = LocalStorage(settings.data_dir / "files")
+        data = history.open_history(settings, storage)
+    except UserFacingError as error:
+        print(f"glm1m: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
+    mount_first(chainlit.server.app, file_router(storage, data.file_owner))
+    return accounts, data
+
+
+if get_settings().auth_required:
+    _accounts, _history = open_accounts_and_history()
+
+    @cl.data_layer
+    def data_layer() -> history.HistoryDataLayer:
+        return _history
+
+    @cl.password_auth_callback
+    async def login(username: str, password: str) -> cl.User | None:
+        # scrypt takes ~0.1 s on purpose: off the event loop, so other sessions keep streaming.
+        if await asyncio.to_thread(_accounts.verify, username, password):
+            return cl.User(identifier=username, metadata={"provider": "password"})
+        return None
+
+    @cl.on_chat_resume
+    async def on_chat_resume(thread: dict) -> None:
+        await start_session(from_thread(get_settings().system_prompt, thread.get("steps") or []))
+
+
 @cl.on_chat_start
 async def on_chat_start() -> None:
+    await start_session(Conversation(get_settings().system_prompt))
+
+
+async def start_session(conversation: Conversation) -> None:
     settings = get_settings()
     metrics.serve(settings.metrics_port)
-    cl.user_session.set("conversation", Conversation(settings.system_prompt))
+    cl.user_session.set("conversation", conversation)
     cl.user_session.set("params", ChatParams(settings.temperature, settings.max_tokens))
     await cl.ChatSettings([
         TextInput(id="system_prompt", label="System prompt", initial=settings.system_prompt,
@@ -113,7 +158,7 @@ async def report_server_state() -> None:
 
 async def run_chat(text: str) -> None:
     conversation: Conversation = cl.user_session.get("conversation")
-    answer = cl.Message(content="")
+    answer = cl.Message(content="", metadata={CHAT_TURN: True})  # marks it for from_thread
     try:
         pieces = conversation.reply(text, llm(), cl.user_session.get("params"))
         async for piece in coalesce(pieces, get_settings().stream_flush_s):
@@ -152,7 +197,7 @@ async def run_translation(path: Path, name: str, glossary_path: Path | None = No
     job = Job(target_language=cl.user_session.get("target_language") or LANGUAGES[0],
               source_language=cl.user_session.get("source_language"), glossary=glossary,
               concurrency=settings.translate_concurrency, max_tokens=settings.translate_max_tokens)
-    output = translation_dir() / f"{Path(name).stem}.translated.csv"
+    output = translation_dir() / f"{output_stem(name)}.translated.csv"
     status = cl.Message(content=f"Reading **{name}** as {source.encoding_name}; translating column "
                                 f"**{source.column}** into {job.target_language}"
                                 f"{f' with {len(glossary)} glossary terms' if glossary else ''} …",
@@ -183,7 +228,9 @@ async def choose_column(source: CsvSource) -> CsvSource:
 
 
 def translation_dir() -> Path:
-    folder = get_settings().data_dir / "translations" / cl.user_session.get("id")
+    # By thread, not by connection: a resumed thread (after a restart, too) finds the checkpoint
+    # of a batch that was cut short, and attaching the same file again resumes it.
+    folder = get_settings().data_dir / "translations" / cl.context.session.thread_id
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 

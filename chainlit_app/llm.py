@@ -21,6 +21,7 @@ from chainlit_app.errors import (
     ServerUnavailable,
     UserFacingError,
 )
+from chainlit_app.keys import SERVER_KEY_FILE, server_api_key
 from chainlit_app.settings import Settings
 
 Message = dict[str, str]  # {"role": ..., "content": ...}, the OpenAI chat shape
@@ -39,15 +40,16 @@ class Llm:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        api_key = server_api_key(settings)
         self._client = AsyncOpenAI(
-            base_url=settings.base_url, api_key=settings.api_key,
+            base_url=settings.base_url, api_key=api_key,
             timeout=settings.request_timeout_s, max_retries=settings.retries,
         )
         # /tokenize and /v1/models are small JSON calls: a short timeout keeps a dead server
         # from freezing the UI for the whole request timeout.
         self._http = httpx.AsyncClient(
             base_url=settings.server_root, timeout=httpx.Timeout(30.0, connect=5.0),
-            headers={"Authorization": f"Bearer {settings.api_key}"},
+            headers={"Authorization": f"Bearer {api_key}"},
         )
         self._max_model_len: int | None = None
 
@@ -137,6 +139,8 @@ class Llm:
             raise self._unreachable() from exc
         if response.status_code in (429, 503):
             raise self._busy(response.status_code)
+        if response.status_code == 401:
+            raise self._refused_key()
         if response.status_code >= 400:
             raise ServerError(
                 f"The model server refused {path} (HTTP {response.status_code}): "
@@ -149,6 +153,13 @@ class Llm:
             f"The model server at {self.settings.base_url} is not answering. Start it with "
             f"`make run` or `glm1m serve` (or wait until it has finished starting), then send "
             f"your message again."
+        )
+
+    def _refused_key(self) -> ServerError:
+        return ServerError(
+            f"The model server at {self.settings.base_url} refused glm1m's API key. Start both "
+            f"with `glm1m up`, or set GLM1M_API_KEY to the key the server was started with "
+            f"(`glm1m serve` keeps it in {self.settings.data_dir / SERVER_KEY_FILE})."
         )
 
     @staticmethod
@@ -164,6 +175,8 @@ class Llm:
         if isinstance(exc, openai.APIStatusError):
             if exc.status_code in (429, 503):
                 return self._busy(exc.status_code)
+            if exc.status_code == 401:
+                return self._refused_key()
             text = str(exc)
             if exc.status_code == 400 and "context" in text.lower():
                 return ContextTooLong(

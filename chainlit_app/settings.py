@@ -14,7 +14,8 @@ class Settings(BaseSettings):
 
     data_dir: Path = Field(Path("var"), description="where produced files and checkpoints live")
     base_url: str = Field("http://127.0.0.1:8000/v1", description="OpenAI-compatible URL of vLLM")
-    api_key: str = Field("EMPTY", description="API key the model server expects")
+    api_key: str = Field("", description="API key the model server expects (empty: the one "
+                                          "`glm1m serve` keeps in DATA_DIR/server-api-key)")
     model: str = Field("glm-4-9b-chat-1m", description="served model name")
     demo: bool = Field(False, description="the server runs the random-weight demo model")
     system_prompt: str = Field("You are a helpful assistant. Answer in the user's language.",
@@ -34,11 +35,30 @@ class Settings(BaseSettings):
     pdf_max_pages: int = Field(5000, ge=1, description="most pages accepted in one PDF")
     stream_flush_s: float = Field(0.1, ge=0, description="least time between UI stream updates")
     retries: int = Field(2, ge=0, description="retries of a request on 429/503/connection errors")
+    database_url: str = Field(
+        "", description="SQLAlchemy async URL of the chat history (empty: SQLite file in data_dir)")
+    database_migrate: bool = Field(
+        True, description="create missing history tables and columns at startup")
+    auth: bool | None = Field(
+        None, description="require a login (unset: on, except in demo mode)")
+    users_file: Path | None = Field(
+        None, description="users written by `glm1m users add` (default: data_dir/users.json)")
+    users: str = Field(
+        "", description="more users: 'name=scrypt:...' separated by commas (see accounts.py)")
 
     @property
     def server_root(self) -> str:
         """vLLM's own endpoints (/tokenize, /metrics, /health) sit beside /v1, not under it."""
         return self.base_url.rstrip("/").removesuffix("/v1")
+
+    @property
+    def auth_required(self) -> bool:
+        """The demo model is a throwaway: it runs open unless GLM1M_AUTH says otherwise."""
+        return self.auth if self.auth is not None else not self.demo
+
+    @property
+    def users_path(self) -> Path:
+        return self.users_file or self.data_dir / "users.json"
 
 
 @lru_cache

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import PurePosixPath, PureWindowsPath
 from typing import Protocol
 
 
@@ -29,7 +30,7 @@ def sort_uploads(elements: list[UploadedFile]) -> Uploads:
     for element in elements:
         if not element.path:
             continue
-        suffix = Path(element.name).suffix.lower()
+        suffix = PurePosixPath(element.name).suffix.lower()
         mime = (element.mime or "").lower()
         if suffix == ".csv" or mime in ("text/csv", "application/csv"):
             uploads.csv.append(element)
@@ -45,3 +46,18 @@ def sort_uploads(elements: list[UploadedFile]) -> Uploads:
             uploads.glossary = named[:1]
             uploads.csv = [f for f in uploads.csv if f is not named[0]]
     return uploads
+
+
+UNSAFE_IN_NAMES = re.compile(r"[\x00-\x1f\x7f/\\:*?\"<>|]")
+MAX_STEM_BYTES = 150  # the folder's own path and ".translated.csv" must fit too (255 a name)
+
+
+def output_stem(uploaded_name: str, fallback: str = "upload") -> str:
+    """A file-name stem made from what the browser sent as a name, which may hold anything: the
+    last path part (either slash), no NUL or control characters, cut whole-character at 150
+    UTF-8 bytes."""
+    last = PureWindowsPath(PurePosixPath(uploaded_name).name).name
+    stem = UNSAFE_IN_NAMES.sub("_", PurePosixPath(last).stem).strip(" .")
+    while len(stem.encode("utf-8")) > MAX_STEM_BYTES:
+        stem = stem[:-1]
+    return stem or fallback

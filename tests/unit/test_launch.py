@@ -117,3 +117,26 @@ def test_the_cpu_server_leaves_a_core_free() -> None:
         assert pinned is not None and len(pinned) == len(cores) - 1
     else:
         assert pinned is None
+
+
+def test_serve_generates_a_key_once_into_the_data_dir(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    monkeypatch.delenv("GLM1M_API_KEY", raising=False)
+    monkeypatch.setenv("GLM1M_DATA_DIR", str(tmp_path))
+    first = launch.vllm_command(serve_args(monkeypatch, [H200]), "python")
+    key = (tmp_path / "server-api-key").read_text()
+    assert flag(first, "--api-key") == key and len(key) >= 40
+    assert (tmp_path / "server-api-key").stat().st_mode & 0o077 == 0  # owner only
+    again = launch.vllm_command(serve_args(monkeypatch, [H200]), "python")
+    assert flag(again, "--api-key") == key  # a restarted server keeps the key the UI knows
+
+
+def test_listening_beyond_loopback_needs_expose_and_says_what_stays_open(
+        monkeypatch: pytest.MonkeyPatch, capsys, tmp_path) -> None:
+    monkeypatch.setattr(cli, "detect_gpus", lambda: [H200])
+    monkeypatch.setenv("GLM1M_DATA_DIR", str(tmp_path))
+    code = cli.cmd_serve(build_parser().parse_args(["serve", "--host", "0.0.0.0"]))
+    out = capsys.readouterr().out.strip()
+    assert code == 2 and len(out.splitlines()) == 1 and "--expose" in out and "/tokenize" in out
+    options = serve_options(build_parser().parse_args(["serve", "--host", "0.0.0.0", "--expose"]))
+    assert options.host == "0.0.0.0" and options.api_key
+    assert "/metrics" in capsys.readouterr().out

@@ -2,7 +2,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from chainlit_app.uploads import sort_uploads
+import pytest
+
+from chainlit_app.uploads import output_stem, sort_uploads
 
 
 @dataclass
@@ -26,3 +28,17 @@ def test_beside_data_a_csv_named_glossary_is_the_glossary() -> None:
 def test_pdfs_by_extension_or_mime_and_the_rest_apart() -> None:
     uploads = sort_uploads([File("a.PDF"), File("scan", "application/pdf"), File("x.docx")])
     assert [f.name for f in uploads.pdf] == ["a.PDF", "scan"] and [f.name for f in uploads.other] == ["x.docx"]
+
+
+@pytest.mark.parametrize("sent, stem", [
+    ("../../etc/passwd.csv", "passwd"), ("..\\..\\boot.csv", "boot"), ("a\x00b.csv", "a_b"),
+    ("合同.csv", "合同"), ("  .csv", "upload"), ("report.final.csv", "report.final"),
+])
+def test_output_names_stay_in_their_folder_whatever_the_browser_sent(sent: str, stem: str) -> None:
+    assert output_stem(sent) == stem
+
+
+def test_very_long_names_are_cut_to_fit_a_file_system_name() -> None:
+    for sent in ("x" * 400 + ".csv", "合同" * 200 + ".csv"):
+        stem = output_stem(sent)
+        assert 100 < len(stem.encode("utf-8")) <= 150 and sent.startswith(stem)

@@ -1,0 +1,67 @@
+"""`glm1m users add NAME`: create a login for the UI, or set a new password for an existing one.
+
+The password is asked twice on the terminal, or read as one line from standard input with
+--password-stdin (for scripts: `printf '%s\\n' "$PW" | glm1m users add alice --password-stdin`).
+Exit 0 when the user is written, 2 with one line on stderr when the input is refused, 130 on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import sys
+
+from chainlit_app.accounts import Accounts, PasswordHash, check_name, check_password
+from chainlit_app.errors import UserFacingError
+from chainlit_app.settings import Settings
+
+
+def add_users_command(commands: argparse._SubParsersAction) -> None:
+    users = commands.add_parser("users", help="manage the accounts that can log in to the UI")
+    actions = users.add_subparsers(dest="users_command", required=True)
+    add = actions.add_parser("add", help="add a user, or set the password of an existing one")
+    add.add_argument("name", help="the login name (letters, digits, . _ @ + -; at most 64)")
+    add.add_argument("--password-stdin", action="store_true",
+                     help="read the password as one line from standard input")
+    add.add_argument("--print", dest="print_only", action="store_true",
+                     help="print NAME=HASH for GLM1M_USERS instead of writing the users file")
+    add.set_defaults(run=cmd_users_add)
+
+
+def fail(text: str) -> int:
+    print(f"glm1m: {text}", file=sys.stderr)
+    return 2
+
+
+def cmd_users_add(args: argparse.Namespace) -> int:
+    try:
+        check_name(args.name)
+        password = read_password(args.password_stdin)
+        check_password(password)
+        if args.print_only:
+            print(f"{args.name}={PasswordHash.of(password).encode()}")
+            return 0
+        accounts = Accounts.from_settings(Settings())
+        created = accounts.add_user(args.name, password)
+    except UserFacingError as error:
+        return fail(str(error))
+    except EOFError:
+        return fail("no password given; type it, or pipe it in with --password-stdin.")
+    except KeyboardInterrupt:
+        return 130
+    print(f"glm1m: {'added' if created else 'changed the password of'} {args.name} in "
+          f"{accounts.path}", file=sys.stderr)
+    return 0
+
+
+def read_password(from_stdin: bool) -> str:
+    """Raises UserFacingError when the two typed passwords differ or stdin is empty."""
+    if from_stdin:
+        line = sys.stdin.readline()
+        if not line:
+            raise UserFacingError("--password-stdin got no input; pipe the password in.")
+        return line.removesuffix("\n").removesuffix("\r")
+    password = getpass.getpass("Password: ")
+    if getpass.getpass("Again: ") != password:
+        raise UserFacingError("The two passwords differ; nothing was written.")
+    return password

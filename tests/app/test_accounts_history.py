@@ -1,0 +1,158 @@
+"""Login, history that survives a restart, and each user's work kept from the others: the real
+app with GLM1M_AUTH on, users made by the real `glm1m users add`, history in real SQLite."""
+
+from __future__ import annotations
+
+import csv
+import io
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import socketio
+
+from tests.conftest import ROOT, app_env
+from tests.support.chainlit_client import ChainlitSession
+from tests.support.service import Service, free_port
+
+pytestmark = pytest.mark.app
+PASSWORDS = {"alice": "alice-secret-1", "bob": "bob-secret-22"}
+
+
+class AuthedApp:
+    """`chainlit run` with login on, restartable over the same data dir."""
+
+    def __init__(self, data_dir: Path, log_dir: Path, env: dict[str, str]) -> None:
+        self.data_dir, self.log_dir, self.env = data_dir, log_dir, env
+        self.service: Service | None = None
+        self.starts = 0
+
+    def start(self) -> None:
+        port = free_port()
+        self.starts += 1
+        self.url = f"http://127.0.0.1:{port}"
+        self.service = Service(f"chainlit-auth-{self.starts}", [
+            sys.executable, "-m", "chainlit", "run", "chainlit_app/app.py", "--host", "127.0.0.1",
+            "--port", str(port), "--headless"], ready=r"Your app is available at",
+            log_dir=self.log_dir, env=self.env, cwd=str(ROOT))
+        self.service.wait_ready(120)
+
+    def restart(self) -> None:
+        self.service.stop()
+        self.start()
+
+    def login(self, name: str) -> httpx.Client:
+        http = httpx.Client(base_url=self.url, timeout=30)
+        reply = http.post("/login", data={"username": name, "password": PASSWORDS[name]})
+        assert reply.status_code == 200, reply.text
+        return http
+
+    def session(self, http: httpx.Client, thread_id: str | None = None) -> ChainlitSession:
+        cookies = "; ".join(f"{k}={v}" for k, v in http.cookies.items())
+        return ChainlitSession(self.url, cookies=cookies, thread_id=thread_id)
+
+
+def add_user(name: str, data_dir: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "glm1m.cli", "users", "add", name, "--password-stdin"],
+                          input=PASSWORDS[name] + "\n", capture_output=True, text=True, cwd=str(ROOT),
+                          env=app_env(GLM1M_DATA_DIR=str(data_dir)), timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.fixture(scope="module")
+def authed(model_server, fault_proxy, tmp_path_factory) -> Iterator[AuthedApp]:
+    data_dir = tmp_path_factory.mktemp("authed-data")
+    for name in PASSWORDS:
+        add_user(name, data_dir)
+    env = app_env(GLM1M_BASE_URL=f"{fault_proxy.url}/v1", GLM1M_API_KEY=model_server.api_key,
+                  GLM1M_DEMO="true", GLM1M_AUTH="true", GLM1M_DATA_DIR=str(data_dir),
+                  GLM1M_METRICS_PORT="0", GLM1M_MAX_TOKENS="12", GLM1M_TRANSLATE_MAX_TOKENS="8")
+    app = AuthedApp(data_dir, tmp_path_factory.mktemp("authed-logs"), env)
+    app.start()
+    try:
+        yield app
+    finally:
+        app.service.stop()
+
+
+def write_csv(path: Path, texts: list[str]) -> Path:
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["id", "text"])
+        writer.writerows(enumerate(texts))
+    return path
+
+
+async def chat_and_translate(app: AuthedApp, http: httpx.Client, tmp_path: Path) -> tuple[str, str, bytes]:
+    """In a fresh thread: one chat turn and one CSV translation. Returns (thread id, the answer
+    shown, the translated CSV as downloaded in the live session)."""
+    chat = app.session(http)
+    await chat.connect()
+    await chat.started()
+    start = await chat.ask("hello, remember me")
+    answer = chat.answers(start)[-1]["output"]
+    ref = await chat.upload(write_csv(tmp_path / "rows.csv", ["第一行", "second row"]))
+    start = chat.mark()
+    await chat.send("", file_refs=[ref])
+    element = await chat.wait_for(lambda e: e.name == "element" and e.data.get("type") == "file"
+                                  and e.data.get("name") == "rows.translated.csv", 180, start)
+    produced = await chat.download(element.data)
+    thread_id = next(m["threadId"] for m in chat.messages() if m.get("threadId"))
+    await chat.close()
+    return thread_id, answer, produced
+
+
+def stored_file_urls(thread: dict) -> list[str]:
+    return [e["url"] for e in thread.get("elements") or [] if e.get("type") == "file" and e.get("url")]
+
+
+async def test_history_and_files_survive_a_restart_and_the_thread_resumes(authed, tmp_path, healthy_proxy) -> None:
+    alice = authed.login("alice")
+    thread_id, answer, produced = await chat_and_translate(authed, alice, tmp_path)
+    assert answer and list(csv.DictReader(io.StringIO(produced.decode("utf-8-sig"))))
+
+    authed.restart()
+    alice = authed.login("alice")
+    thread = alice.get(f"/project/thread/{thread_id}").json()
+    outputs = [s.get("output") or "" for s in thread["steps"]]
+    assert "hello, remember me" in outputs and answer in outputs
+    urls = stored_file_urls(thread)
+    assert urls, "the translated CSV is kept with the thread"
+    assert any(alice.get(url).content == produced for url in urls)
+
+    resumed = authed.session(alice, thread_id)
+    await resumed.connect()
+    await resumed.wait_for(lambda e: e.name == "resume_thread", 60)
+    healthy_proxy.reset()
+    await resumed.ask("and now?")
+    sent = healthy_proxy.journal[-1][0]["messages"]
+    assert {"role": "user", "content": "hello, remember me"} in sent
+    assert {"role": "assistant", "content": answer} in sent  # the model sees the resumed history
+    await resumed.close()
+
+
+async def test_one_user_cannot_list_open_resume_or_download_anothers_work(authed, tmp_path) -> None:
+    alice = authed.login("alice")
+    thread_id, _, produced = await chat_and_translate(authed, alice, tmp_path)
+    url = stored_file_urls(alice.get(f"/project/thread/{thread_id}").json())[0]
+    assert alice.get(url).content == produced
+
+    bob = authed.login("bob")
+    listed = bob.post("/project/threads", json={"pagination": {"first": 50}, "filter": {}}).json()
+    assert thread_id not in [t["id"] for t in listed["data"]]
+    assert bob.get(f"/project/thread/{thread_id}").status_code in (401, 403, 404)
+    assert bob.get(url).status_code == 404  # as if it did not exist
+    assert httpx.get(authed.url + url, timeout=30).status_code == 401  # not logged in
+    with pytest.raises(socketio.exceptions.ConnectionError):
+        await authed.session(bob, thread_id).connect()
+
+
+async def test_wrong_password_and_unknown_user_are_refused_alike(authed) -> None:
+    with httpx.Client(base_url=authed.url, timeout=30) as http:
+        wrong = http.post("/login", data={"username": "alice", "password": "nope"})
+        unknown = http.post("/login", data={"username": "mallory", "password": "nope"})
+    assert wrong.status_code == unknown.status_code == 401
+    assert wrong.json() == unknown.json()

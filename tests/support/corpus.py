@@ -1,0 +1,95 @@
+"""Bad input, generated on the spot (no binary blobs in the repo): every kind of PDF, CSV and file
+name a user has sent or will send, with what glm1m must do with it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pymupdf
+
+from tests.support.pdfs import make_pdf
+
+
+@dataclass(frozen=True)
+class Case:
+    what: str  # for the report
+    name: str  # the file name the browser sends
+    data: bytes
+    mime: str
+    expect: str  # "error": one sentence, no file; "file": a translated CSV comes back
+
+    @property
+    def kind(self) -> str:
+        return "pdf" if self.mime == "application/pdf" else "csv"
+
+
+def pdf_bytes(tmp: Path, pages: list[str]) -> bytes:
+    return make_pdf(tmp / "x.pdf", pages).read_bytes()
+
+
+def encrypted(tmp: Path) -> bytes:
+    doc = pymupdf.open()
+    doc.new_page().insert_text((72, 72), "secret terms")
+    doc.save(tmp / "locked.pdf", encryption=pymupdf.PDF_ENCRYPT_AES_256, owner_pw="o", user_pw="u")
+    return (tmp / "locked.pdf").read_bytes()
+
+
+def image_only(tmp: Path) -> bytes:
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_image(pymupdf.Rect(72, 72, 272, 272),
+                      pixmap=pymupdf.Pixmap(pymupdf.csRGB, pymupdf.IRect(0, 0, 50, 50), 0))
+    doc.save(tmp / "scan.pdf")
+    return (tmp / "scan.pdf").read_bytes()
+
+
+# A well-formed PDF whose page tree holds no page (PyMuPDF refuses to write one).
+ZERO_PAGES = (b"%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n"
+              b"2 0 obj<</Type/Pages/Kids[]/Count 0>>endobj\n"
+              b"trailer<</Root 1 0 R>>\n%%EOF\n")
+
+
+def csv_of(rows: list[str], header: str = "id,text", encoding: str = "utf-8") -> bytes:
+    return "\n".join([header, *rows, ""]).encode(encoding)
+
+
+def pdf_cases(tmp: Path) -> list[Case]:
+    whole = pdf_bytes(tmp, [f"Page {i} of the contract. " * 40 for i in range(1, 9)])
+    return [
+        Case("password-protected PDF", "locked.pdf", encrypted(tmp), "application/pdf", "error"),
+        Case("corrupt PDF (header, then garbage)", "corrupt.pdf", b"%PDF-1.7\n" + bytes(range(256)) * 40,
+             "application/pdf", "error"),
+        Case("truncated PDF (first half)", "cut.pdf", whole[: len(whole) // 2], "application/pdf", "error"),
+        Case("PDF with zero pages", "empty.pdf", ZERO_PAGES, "application/pdf", "error"),
+        Case("image-only (scanned) PDF", "scan.pdf", image_only(tmp), "application/pdf", "error"),
+        Case("PNG renamed .pdf", "photo.pdf", b"\x89PNG\r\n\x1a\n" + bytes(200), "application/pdf", "error"),
+        Case("empty file named .pdf", "nothing.pdf", b"", "application/pdf", "error"),
+    ]
+
+
+def csv_cases() -> list[Case]:
+    return [
+        Case("empty CSV", "empty.csv", b"", "text/csv", "error"),
+        Case("header only", "header.csv", b"id,text\n", "text/csv", "error"),
+        Case("GBK-encoded Chinese", "gbk.csv", csv_of(["1,本合同自签字之日起生效", "2,甲方应按时付款"], encoding="gbk"),
+             "text/csv", "file"),
+        Case("UTF-8 with BOM", "bom.csv", b"\xef\xbb\xbf" + csv_of(["1,hello", "2,world"]), "text/csv", "file"),
+        Case("quoted newlines", "quoted.csv", csv_of(['1,"first line\nsecond line"', '2,"a ""quoted"" word"']),
+             "text/csv", "file"),
+        Case("ragged rows", "ragged.csv", csv_of(["1,one,extra,cells", "2", "3,three"]), "text/csv", "file"),
+        Case("formula cells", "formulas.csv", csv_of(["1,=HYPERLINK(\"http://x\")", "2,+cmd", "3,-5"]),
+             "text/csv", "file"),
+        Case("a 10 MB single cell", "huge-cell.csv", csv_of(["1," + "长" * 3_500_000]), "text/csv", "file"),
+        Case("undecodable bytes", "binary.csv", b"id,text\n1," + bytes(range(128, 256)) * 50, "text/csv", "file"),
+    ]
+
+
+def name_cases() -> list[Case]:
+    ok = csv_of(["1,hello", "2,你好"])
+    return [
+        Case("name with ../", "../../outside.csv", ok, "text/csv", "file"),
+        Case("name with a NUL byte", "nul\x00name.csv", ok, "text/csv", "file"),
+        Case("300-character name", "n" * 300 + ".csv", ok, "text/csv", "file"),
+        Case("non-ASCII name", "合同 2026（终版）.csv", ok, "text/csv", "file"),
+    ]

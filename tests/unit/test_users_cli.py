@@ -1,0 +1,69 @@
+"""`glm1m users add NAME`, run through its own argument parser."""
+
+from __future__ import annotations
+
+import argparse
+import io
+from pathlib import Path
+
+import pytest
+
+from chainlit_app.accounts import Accounts
+from glm1m.users_cli import add_users_command
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("GLM1M_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("GLM1M_USERS_FILE", raising=False)
+    monkeypatch.delenv("GLM1M_USERS", raising=False)
+    return tmp_path
+
+
+def glm1m(argv: list[str], stdin: str, monkeypatch: pytest.MonkeyPatch) -> int:
+    parser = argparse.ArgumentParser(prog="glm1m")
+    add_users_command(parser.add_subparsers(dest="command", required=True))
+    monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
+    args = parser.parse_args(argv)
+    return args.run(args)
+
+
+def test_add_with_password_on_stdin_lets_the_user_log_in(
+        data_dir: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert glm1m(["users", "add", "alice", "--password-stdin"], "correct horse\n", monkeypatch) == 0
+    assert "added alice" in capsys.readouterr().err
+    assert Accounts(data_dir / "users.json").verify("alice", "correct horse")
+
+
+@pytest.mark.parametrize("name, password, says", [
+    ("bad name", "correct horse\n", "User name 'bad name' is not accepted"),
+    ("alice", "short\n", "8 to 1024 characters"),
+    ("alice", "", "--password-stdin got no input"),
+])
+def test_bad_input_exits_2_with_one_line(data_dir: Path, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str], name: str,
+                                         password: str, says: str) -> None:
+    assert glm1m(["users", "add", name, "--password-stdin"], password, monkeypatch) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("glm1m: ") and says in err and err.count("\n") == 1
+    assert not (data_dir / "users.json").exists()
+
+
+def test_typed_passwords_that_differ_write_nothing(data_dir: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    typed = iter(["correct horse", "correct hoarse"])
+    monkeypatch.setattr("getpass.getpass", lambda prompt: next(typed))
+    assert glm1m(["users", "add", "alice"], "", monkeypatch) == 2
+    assert "differ" in capsys.readouterr().err
+    assert not (data_dir / "users.json").exists()
+
+
+def test_print_gives_a_line_for_glm1m_users(data_dir: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    assert glm1m(["users", "add", "bob", "--password-stdin", "--print"], "correct horse\n",
+                 monkeypatch) == 0
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("bob=scrypt:")
+    assert Accounts(data_dir / "users.json", line).verify("bob", "correct horse")
+    assert not (data_dir / "users.json").exists()
