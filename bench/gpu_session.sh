@@ -25,7 +25,8 @@ lane() {  # lane NAME GPUS PORT STEPS...
      > "$RES/$name.out" 2>&1 & echo $! > "$RES/$name.pid")
 }
 
-running() { for f in $RES/lane*.pid; do kill -0 "$(cat "$f")" 2>/dev/null && return 0; done; return 1; }
+# The bracket keeps pgrep from matching the shell that runs this very command line.
+running() { pgrep -f "m bench[.]gpu lane" > /dev/null; }
 
 case $1 in
   receive)
@@ -51,7 +52,7 @@ case $1 in
     running && echo "lanes still running" || echo "lanes done"
     pack ;;
   tp2)
-    pkill -f "bench.gpu lane" ; pkill -f "vllm.entrypoints" ; sleep 5
+    pkill -f "m bench[.]gpu lane" ; pkill -f "vllm[.]entrypoints" ; sleep 5
     rm -f $RES/lane*.pid
     lane lane2 0,1 8000 "glm1m-tp2:$2"
     "$0" wait "${3:-540}" ;;
