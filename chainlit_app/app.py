@@ -24,6 +24,7 @@ from chainlit_app.uploads import output_stem, sort_uploads
 from chainlit_app import documents, history, metrics
 from chainlit_app.accounts import Accounts, ensure_auth_secret
 from chainlit_app.storage import LocalStorage, file_router, mount_first
+from chainlit_app.upload_guard import empty_upload_guard
 from chainlit_app.pdf import PdfLimits, PdfText, extract
 from chainlit_app.conversation import CHAT_TURN, Conversation, from_thread
 from chainlit_app.errors import UserFacingError
@@ -72,6 +73,7 @@ def open_accounts_and_history():
     return accounts, data
 
 
+mount_first(chainlit.server.app, empty_upload_guard())
 if get_settings().auth_required:
     _accounts, _history = open_accounts_and_history()
 
@@ -88,7 +90,8 @@ if get_settings().auth_required:
 
     @cl.on_chat_resume
     async def on_chat_resume(thread: dict) -> None:
-        await start_session(from_thread(get_settings().system_prompt, thread.get("steps") or []))
+        await start_session(from_thread(get_settings().system_prompt, thread.get("steps") or []),
+                            greet=False)
 
 
 @cl.on_chat_start
@@ -96,7 +99,7 @@ async def on_chat_start() -> None:
     await start_session(Conversation(get_settings().system_prompt))
 
 
-async def start_session(conversation: Conversation) -> None:
+async def start_session(conversation: Conversation, greet: bool = True) -> None:
     settings = get_settings()
     metrics.serve(settings.metrics_port)
     cl.user_session.set("conversation", conversation)
@@ -115,7 +118,7 @@ async def start_session(conversation: Conversation) -> None:
     ]).send()
     cl.user_session.set("target_language", LANGUAGES[0])
     cl.user_session.set("source_language", None)
-    if settings.demo:
+    if settings.demo and greet:  # a resumed thread shows the banner it got when it began
         await cl.Message(content=DEMO_BANNER, author="glm1m").send()
     await report_server_state()
 
@@ -136,7 +139,7 @@ async def on_settings_update(values: dict) -> None:
 async def on_message(message: cl.Message) -> None:
     uploads = sort_uploads(message.elements or [])
     if uploads.csv:
-        glossary = Path(uploads.glossary[0].path) if uploads.glossary else None
+        glossary = (Path(uploads.glossary[0].path), uploads.glossary[0].name) if uploads.glossary else None
         await run_translation(Path(uploads.csv[0].path), uploads.csv[0].name, glossary)
     elif uploads.pdf:
         await run_document(Path(uploads.pdf[0].path), uploads.pdf[0].name, message.content)
@@ -185,10 +188,10 @@ async def show_error(error: UserFacingError) -> None:
     await cl.ErrorMessage(content=str(error), author="glm1m").send()
 
 
-async def run_translation(path: Path, name: str, glossary_path: Path | None = None) -> None:
+async def run_translation(path: Path, name: str, glossary_file: tuple[Path, str] | None = None) -> None:
     try:
-        source = open_source(path)
-        glossary = read_glossary(glossary_path) if glossary_path else ()
+        source = open_source(path, name=name)
+        glossary = read_glossary(*glossary_file) if glossary_file else ()
     except UserFacingError as error:
         await show_error(error)
         return

@@ -72,9 +72,9 @@ async def run_job(source: CsvSource, job: Job, llm: Llm, output: Path,
         on_progress(progress)
     stopped = True
     try:
-        async for result in translate_rows(pending_rows(source, checkpoint), job, llm,
-                                           on_progress, progress):
-            checkpoint.record(result)
+        async for _ in translate_rows(pending_rows(source, checkpoint), job, llm, on_progress,
+                                      progress, on_finished=checkpoint.record):
+            pass
         stopped = False
     finally:
         summary = assemble(source, checkpoint, output, total, stopped)

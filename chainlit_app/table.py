@@ -31,13 +31,18 @@ class CsvSource:
     encoding: str
     columns: tuple[str, ...]
     column: str  # the one to translate
+    name: str = ""  # as the user knows the file (an upload is stored under another name)
+
+    @property
+    def shown_name(self) -> str:
+        return self.name or self.path.name
 
     @property
     def encoding_name(self) -> str:
         return ENCODING_NAMES.get(self.encoding, self.encoding)
 
 
-def detect_encoding(path: Path) -> str:
+def detect_encoding(path: Path, name: str | None = None) -> str:
     """UTF-8 with BOM, UTF-8, else GB18030 (a superset of GBK and GB2312, which Chinese Excel
     writes). Decodes the whole file incrementally, so a bad byte deep in it is not missed."""
     with path.open("rb") as f:
@@ -59,7 +64,7 @@ def detect_encoding(path: Path) -> str:
                 decoder.decode(block)
         return "gb18030"
     except UnicodeDecodeError as error:
-        raise CsvError(f"{path.name} is neither UTF-8 nor GBK/GB18030 text (byte {error.start} "
+        raise CsvError(f"{name or path.name} is neither UTF-8 nor GBK/GB18030 text (byte {error.start} "
                        f"cannot be read). Save it again as 'CSV UTF-8' from your spreadsheet.") from error
 
 
@@ -74,28 +79,30 @@ def read_chunks(source: CsvSource) -> Iterator[pd.DataFrame]:
     try:
         yield from _reader(source.path, source.encoding)
     except pd.errors.ParserError as error:
-        raise CsvError(f"{source.path.name} has a malformed row ({error}). Fix that row, or save "
+        raise CsvError(f"{source.shown_name} has a malformed row ({error}). Fix that row, or save "
                        f"the file again from your spreadsheet.") from error
 
 
-def open_source(path: Path, column: str | None = None) -> CsvSource:
-    """Check the file and choose the column: the named one, else the first text column."""
+def open_source(path: Path, column: str | None = None, name: str | None = None) -> CsvSource:
+    """Check the file and choose the column: the named one, else the first text column.
+    `name` is the file's name in messages (default: the path's)."""
+    name = name or path.name
     if not path.exists() or path.stat().st_size == 0:
-        raise CsvError(f"{path.name} is empty: there is nothing to translate.")
-    encoding = detect_encoding(path)
+        raise CsvError(f"{name} is empty: there is nothing to translate.")
+    encoding = detect_encoding(path, name)
     try:
         first = next(_reader(path, encoding), None)
     except pd.errors.EmptyDataError as error:
-        raise CsvError(f"{path.name} has no header row and no data.") from error
+        raise CsvError(f"{name} has no header row and no data.") from error
     except pd.errors.ParserError as error:
-        raise CsvError(f"{path.name} is not a readable CSV ({error}).") from error
+        raise CsvError(f"{name} is not a readable CSV ({error}).") from error
     if first is None or first.empty:
-        raise CsvError(f"{path.name} has a header but no rows: there is nothing to translate.")
+        raise CsvError(f"{name} has a header but no rows: there is nothing to translate.")
     columns = tuple(str(c) for c in first.columns)
     if column is not None and column not in columns:
-        raise CsvError(f"{path.name} has no column named {column!r}; its columns are "
+        raise CsvError(f"{name} has no column named {column!r}; its columns are "
                        f"{', '.join(columns)}.")
-    return CsvSource(path, encoding, columns, column or first_text_column(first))
+    return CsvSource(path, encoding, columns, column or first_text_column(first), name)
 
 
 def first_text_column(frame: pd.DataFrame) -> str:
@@ -121,15 +128,16 @@ def write_chunk(frame: pd.DataFrame, out: Path, first: bool) -> None:
                 encoding="utf-8-sig" if first else "utf-8", quoting=csv.QUOTE_MINIMAL)
 
 
-def read_glossary(path: Path) -> tuple[tuple[str, str], ...]:
+def read_glossary(path: Path, name: str | None = None) -> tuple[tuple[str, str], ...]:
     """A two-column CSV of term → translation (a header row is optional)."""
-    encoding = detect_encoding(path)
+    name = name or path.name
+    encoding = detect_encoding(path, name)
     try:
         frame = pd.read_csv(path, encoding=encoding, dtype=str, keep_default_na=False, header=None)
     except (pd.errors.EmptyDataError, pd.errors.ParserError) as error:
-        raise CsvError(f"The glossary {path.name} is not a two-column CSV ({error}).") from error
+        raise CsvError(f"The glossary {name} is not a two-column CSV ({error}).") from error
     if frame.shape[1] < 2:
-        raise CsvError(f"The glossary {path.name} needs two columns: term, translation.")
+        raise CsvError(f"The glossary {name} needs two columns: term, translation.")
     pairs = [(str(a).strip(), str(b).strip()) for a, b in zip(frame[0], frame[1]) if str(a).strip()]
     if pairs and pairs[0][0].lower() in ("term", "source", "术语", "原文"):
         pairs = pairs[1:]  # a header row

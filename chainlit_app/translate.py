@@ -96,9 +96,12 @@ async def translate_one(row: Row, job: Job, llm: Llm) -> Result:
 
 async def translate_rows(rows: AsyncIterable[Row], job: Job, llm: Llm,
                          on_progress: Callable[[Progress], None] | None = None,
-                         progress: Progress | None = None) -> AsyncIterator[Result]:
+                         progress: Progress | None = None,
+                         on_finished: Callable[[Result], None] | None = None) -> AsyncIterator[Result]:
     """Translate rows with at most job.concurrency requests in flight; yields in input order.
 
+    on_finished(result) runs as soon as a row is done, in whatever order rows finish: a checkpoint
+    written there keeps rows that finished behind a slow earlier one, should the process die.
     Closing the generator (or cancelling its consumer) cancels every request still in flight.
     """
     limit = asyncio.Semaphore(job.concurrency)
@@ -107,7 +110,10 @@ async def translate_rows(rows: AsyncIterable[Row], job: Job, llm: Llm,
 
     async def bounded(row: Row) -> Result:
         async with limit:
-            return await translate_one(row, job, llm)
+            result = await translate_one(row, job, llm)
+        if on_finished is not None:
+            on_finished(result)
+        return result
 
     def report(result: Result) -> Result:
         if progress is not None:

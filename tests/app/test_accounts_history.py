@@ -3,7 +3,10 @@ app with GLM1M_AUTH on, users made by the real `glm1m users add`, history in rea
 
 from __future__ import annotations
 
+import asyncio
 import csv
+import json
+import signal
 import io
 import subprocess
 import sys
@@ -14,6 +17,7 @@ import httpx
 import pytest
 import socketio
 
+from chainlit_app.batch import checkpoint_path
 from tests.conftest import ROOT, app_env
 from tests.support.chainlit_client import ChainlitSession
 from tests.support.service import Service, free_port
@@ -105,8 +109,9 @@ async def chat_and_translate(app: AuthedApp, http: httpx.Client, tmp_path: Path)
     return thread_id, answer, produced
 
 
-def stored_file_urls(thread: dict) -> list[str]:
-    return [e["url"] for e in thread.get("elements") or [] if e.get("type") == "file" and e.get("url")]
+def stored_file_url(thread: dict, name: str) -> str | None:
+    urls = [e["url"] for e in thread.get("elements") or [] if e.get("name") == name and e.get("url")]
+    return urls[0] if urls else None
 
 
 async def test_history_and_files_survive_a_restart_and_the_thread_resumes(authed, tmp_path, healthy_proxy) -> None:
@@ -119,9 +124,9 @@ async def test_history_and_files_survive_a_restart_and_the_thread_resumes(authed
     thread = alice.get(f"/project/thread/{thread_id}").json()
     outputs = [s.get("output") or "" for s in thread["steps"]]
     assert "hello, remember me" in outputs and answer in outputs
-    urls = stored_file_urls(thread)
-    assert urls, "the translated CSV is kept with the thread"
-    assert any(alice.get(url).content == produced for url in urls)
+    url = stored_file_url(thread, "rows.translated.csv")
+    assert url, "the translated CSV is kept with the thread"
+    assert alice.get(url).content == produced
 
     resumed = authed.session(alice, thread_id)
     await resumed.connect()
@@ -137,7 +142,7 @@ async def test_history_and_files_survive_a_restart_and_the_thread_resumes(authed
 async def test_one_user_cannot_list_open_resume_or_download_anothers_work(authed, tmp_path) -> None:
     alice = authed.login("alice")
     thread_id, _, produced = await chat_and_translate(authed, alice, tmp_path)
-    url = stored_file_urls(alice.get(f"/project/thread/{thread_id}").json())[0]
+    url = stored_file_url(alice.get(f"/project/thread/{thread_id}").json(), "rows.translated.csv")
     assert alice.get(url).content == produced
 
     bob = authed.login("bob")
@@ -156,3 +161,42 @@ async def test_wrong_password_and_unknown_user_are_refused_alike(authed) -> None
         unknown = http.post("/login", data={"username": "mallory", "password": "nope"})
     assert wrong.status_code == unknown.status_code == 401
     assert wrong.json() == unknown.json()
+
+
+async def test_app_killed_mid_batch_resumes_in_the_reopened_thread_without_losing_or_repeating_rows(
+        authed, tmp_path, healthy_proxy) -> None:
+    rows = [f"第{i}行：合同条款 {i}。" for i in range(400)]
+    source = write_csv(tmp_path / "batch.csv", rows)
+    alice = authed.login("alice")
+    chat = authed.session(alice)
+    await chat.connect()
+    await chat.started()
+    await chat.send("", file_refs=[await chat.upload(source)])
+    # Off the event loop: the client must keep answering the app (the column question) meanwhile.
+    assert await asyncio.to_thread(healthy_proxy.completions_reached(60).wait, 180), \
+        f"the batch never got going: {[(e.name, str(e.data)[:80]) for e in chat.events[-8:]]}"
+    thread_id = next(m["threadId"] for m in chat.messages() if m.get("threadId"))
+    authed.service.signal(signal.SIGKILL)  # no shutdown, no flush: a crash
+    authed.service.wait_exit(30)
+    output = authed.data_dir / "translations" / thread_id / "batch.translated.csv"
+    kept = {json.loads(line)["i"] for line in checkpoint_path(output).read_text().splitlines()
+            if line.startswith('{"i"')}  # a line cut short by the kill is not a finished row
+    assert len(kept) >= 20  # some rows were done and kept (as soon as each finished)
+
+    authed.start()
+    # Counted once the app is back: what the server finished for the dead app is not a resend.
+    done_before = len(healthy_proxy.journal)
+    alice = authed.login("alice")
+    resumed = authed.session(alice, thread_id)
+    await resumed.connect()
+    await resumed.wait_for(lambda e: e.name == "resume_thread", 60)
+    start = resumed.mark()
+    await resumed.send("", file_refs=[await resumed.upload(source)])
+    element = await resumed.wait_for(lambda e: e.name == "element"
+                                     and e.data.get("name") == "batch.translated.csv", 300, start)
+    out = list(csv.DictReader(io.StringIO((await resumed.download(element.data)).decode("utf-8-sig"))))
+    assert [r["text"] for r in out] == rows  # every row once, in order
+    assert all(r["translation"] and not r["translation_error"] for r in out)
+    resent = len(healthy_proxy.journal) - done_before
+    assert resent == len(rows) - len(kept)  # exactly the rows not finished before the crash
+    await resumed.close()

@@ -13,15 +13,14 @@ from tests.support import corpus
 from tests.support.chainlit_client import ChainlitSession
 
 pytestmark = pytest.mark.app
+csv.field_size_limit(1 << 30)  # the 10 MB cell comes back whole in the output CSV
 TRACE_MARKS = ("Traceback", "Exception", "Error:", 'File "', "errno")
 
 
-async def upload_named(chat: ChainlitSession, case: corpus.Case) -> dict:
+async def upload_named(chat: ChainlitSession, case: corpus.Case) -> httpx.Response:
     async with httpx.AsyncClient() as http:
-        reply = await http.post(f"{chat.url}/project/file", params={"session_id": chat.session_id},
-                                files={"file": (case.name, case.data, case.mime)}, timeout=60)
-    reply.raise_for_status()
-    return {"id": reply.json()["id"]}
+        return await http.post(f"{chat.url}/project/file", params={"session_id": chat.session_id},
+                               files={"file": (case.name, case.data, case.mime)}, timeout=60)
 
 
 def is_sentence(text: str) -> bool:
@@ -29,14 +28,19 @@ def is_sentence(text: str) -> bool:
 
 
 async def outcome(chat: ChainlitSession, case: corpus.Case) -> tuple[list[str], dict | None]:
-    """Send the file; return the error messages shown and the CSV file element, if any."""
-    ref = await upload_named(chat, case)
+    """Send the file; return the error messages shown and the CSV file element, if any. A file
+    refused at upload shows the reply's sentence (the page shows it beside the paperclip)."""
+    reply = await upload_named(chat, case)
+    if reply.status_code == 400:
+        return [reply.json()["detail"]], None
+    reply.raise_for_status()
+    ref = {"id": reply.json()["id"]}
     question = "What does it say?" if case.kind == "pdf" else ""
     start = chat.mark()
     await chat.send(question, file_refs=[ref])
     done = await chat.wait_for(
         lambda e: (e.name == "new_message" and e.data.get("isError"))
-        or (e.name == "element" and e.data.get("type") == "file"), 300, start)
+        or (e.name == "element" and e.data.get("name", "").endswith(".translated.csv")), 300, start)
     await chat.wait_for(lambda e: e.name == "task_end", 120, chat.index(done))
     errors = [m["output"] for m in chat.messages(start) if m.get("isError")]
     return errors, done.data if done.name == "element" else None
@@ -59,7 +63,9 @@ async def test_every_bad_input_gets_a_sentence_or_a_result_and_nothing_is_lost(
         assert "/" not in element["name"] and "\x00" not in element["name"]
         assert len(element["name"].encode()) < 255
         rows = list(csv.DictReader(io.StringIO((await chat.download(element)).decode("utf-8-sig"))))
-        assert rows and all(r.get("translation") or r.get("translation_error") for r in rows), case.what
+        # Every row is back: translated, marked failed with the reason, or empty (passed through).
+        assert rows and all(r["translation"] or r["translation_error"] or not r["text"].strip()
+                            for r in rows), case.what
     assert httpx.get(app.url, timeout=10).status_code == 200  # the app is still up
 
     app.proxy.reset()

@@ -104,3 +104,19 @@ async def test_conversation_over_the_context_says_so_and_app_stays_up(chat: Chai
     await set_max_tokens(chat, 20)
     start = await chat.ask("short one")
     assert chat.answers(start) and not errors(chat, start)
+
+
+async def test_server_down_when_a_chat_starts_is_said_at_once_and_the_chat_works_after(
+        app, healthy_proxy) -> None:
+    app.proxy.stop_listening()
+    chat = ChainlitSession(app.url)
+    await chat.connect()
+    try:
+        await chat.started()
+        assert any("is not answering" in text for text in errors(chat, 0))  # before any question
+        app.proxy.start()
+        await set_max_tokens(chat, 20)
+        start = await chat.ask("Back?")
+        assert chat.answers(start) and not errors(chat, start)
+    finally:
+        await chat.close()

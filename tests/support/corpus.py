@@ -77,11 +77,12 @@ def csv_cases() -> list[Case]:
         Case("UTF-8 with BOM", "bom.csv", b"\xef\xbb\xbf" + csv_of(["1,hello", "2,world"]), "text/csv", "file"),
         Case("quoted newlines", "quoted.csv", csv_of(['1,"first line\nsecond line"', '2,"a ""quoted"" word"']),
              "text/csv", "file"),
-        Case("ragged rows", "ragged.csv", csv_of(["1,one,extra,cells", "2", "3,three"]), "text/csv", "file"),
+        Case("rows shorter than the header", "short.csv", csv_of(["1,one", "2", "3,three"]), "text/csv", "file"),
+        Case("rows longer than the header", "ragged.csv", csv_of(["1,one", "2,two,extra,cells"]), "text/csv", "error"),
         Case("formula cells", "formulas.csv", csv_of(["1,=HYPERLINK(\"http://x\")", "2,+cmd", "3,-5"]),
              "text/csv", "file"),
         Case("a 10 MB single cell", "huge-cell.csv", csv_of(["1," + "长" * 3_500_000]), "text/csv", "file"),
-        Case("undecodable bytes", "binary.csv", b"id,text\n1," + bytes(range(128, 256)) * 50, "text/csv", "file"),
+        Case("undecodable bytes", "binary.csv", b"id,text\n1," + bytes(range(128, 256)) * 50, "text/csv", "error"),
     ]
 
 
