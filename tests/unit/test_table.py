@@ -7,7 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from chainlit_app.table import CsvError, neutralise, open_source, read_chunks, read_glossary, write_chunk
+from chainlit_app.table import (CHUNK_ROWS, CsvError, neutralise, open_source, read_chunks,
+                                 read_glossary, write_chunk)
 
 CHINESE = "标题,内容\n1,你好，世界\n2,合同条款\n"
 
@@ -84,3 +85,18 @@ def test_glossary_with_or_without_header(tmp_path: Path) -> None:
     path = tmp_path / "g.csv"
     path.write_text("term,translation\n合同,contract\n甲方,Party A\n", encoding="utf-8")
     assert read_glossary(path) == (("合同", "contract"), ("甲方", "Party A"))
+
+
+def test_a_hundred_thousand_rows_are_read_in_bounded_chunks_in_order(tmp_path) -> None:
+    from chainlit_app.batch import count_rows
+
+    path = tmp_path / "big.csv"
+    path.write_text("id,text\n" + "".join(f"{i},第{i}行 row {i}\n" for i in range(100_000)), encoding="utf-8")
+    source = open_source(path)
+    assert source.column == "text" and count_rows(source) == 100_000
+    sizes, last = [], None
+    for chunk in read_chunks(source):
+        sizes.append(len(chunk))
+        last = chunk
+    assert max(sizes) <= CHUNK_ROWS and sum(sizes) == 100_000
+    assert last["text"].iloc[-1] == "第99999行 row 99999"
