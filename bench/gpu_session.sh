@@ -3,8 +3,9 @@
 # host kept only while calls follow each other):
 #   bash bench/gpu_session.sh receive          # each of the 8 wheel folders, + model and app wheels
 #   bash bench/gpu_session.sh install-and-start # vLLM 0.26.0 into /tmp/site, both lanes started
+#   bash bench/gpu_session.sh install            # only the install (then e.g. tp2)
 #   bash bench/gpu_session.sh wait SECONDS      # until the lanes finish or SECONDS pass; results to $OUT
-#   bash bench/gpu_session.sh tp2 SCENARIOS     # after the lanes: the TP 2 server on both GPUs
+#   bash bench/gpu_session.sh tp2 SCENARIOS [S] # the TP 2 server on both GPUs (e.g. long1m), wait S s
 # Lanes run under setsid so they outlive one call; results collect in /root/res.
 set -uo pipefail
 RES=/root/res
@@ -35,6 +36,8 @@ case $1 in
     [ -d .whl ] && mkdir -p /root/appwhl && cp .whl/*.whl /root/appwhl/
     ls /root/vb ;;
   install-and-start)
+    bash "$0" install && bash "$0" start "${2:-420}" ;;
+  install)
     bash /root/vb/c01/install.sh > /root/install.log 2>&1 || { tail -20 /root/install.log; exit 1; }
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site \
       /root/appwhl/*.whl || exit 1
@@ -42,10 +45,11 @@ case $1 in
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > $RES/gpus.csv
     python3 -c "import vllm, torch, transformers; print(vllm.__version__, torch.__version__,
       transformers.__version__)" > $RES/versions.txt 2>&1
-    cat $RES/versions.txt
+    cat $RES/versions.txt ;;
+  start)
     lane lane0 0 8000 $LANE0
     lane lane1 1 8001 $LANE1
-    "$0" wait "${2:-420}" ;;
+    bash "$0" wait "${2:-420}" ;;
   wait)
     end=$((SECONDS + $2))
     while running && [ $SECONDS -lt $end ]; do sleep 5; done
@@ -53,7 +57,6 @@ case $1 in
     pack ;;
   tp2)
     pkill -f "m bench[.]gpu lane" ; pkill -f "vllm[.]entrypoints" ; sleep 5
-    rm -f $RES/lane*.pid
     lane lane2 0,1 8000 "glm1m-tp2:$2"
-    "$0" wait "${3:-540}" ;;
+    bash "$0" wait "${3:-540}" ;;
 esac
