@@ -19,10 +19,10 @@ import json
 import os
 import re
 import secrets
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from chainlit_app.atomic import write_whole
 from chainlit_app.keys import SecretFileError, read_or_create
 from chainlit_app.errors import UserFacingError
 from chainlit_app.settings import Settings
@@ -138,17 +138,8 @@ class Accounts:
                                ) from error
 
     def _write_file(self, users: dict[str, PasswordHash]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         body = json.dumps({"users": {n: asdict(h) for n, h in sorted(users.items())}}, indent=2)
-        # mkstemp makes the file 0600; os.replace swaps it in whole, so a crash keeps the old one.
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".users-")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(body + "\n")
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_whole(self.path, (body + "\n").encode("utf-8"))  # 0600; a crash keeps the old file
 
 
 def check_name(name: str) -> None:

@@ -18,7 +18,7 @@ from chainlit.input_widget import Select, Slider, TextInput
 
 from chainlit_app.batch import Summary, run_job
 from chainlit_app.table import CsvSource, open_source, read_glossary
-from chainlit_app.translate import Job, Progress
+from chainlit_app.translate import Job
 from chainlit_app.uploads import output_stem, sort_uploads
 
 from chainlit_app import documents, history, metrics

@@ -3,11 +3,10 @@ only, the same on every start (so a restarted UI still reaches the server, and s
 
 from __future__ import annotations
 
-import os
 import secrets
-import tempfile
 from pathlib import Path
 
+from chainlit_app.atomic import write_once
 from chainlit_app.errors import UserFacingError
 from chainlit_app.settings import Settings
 
@@ -19,20 +18,10 @@ class SecretFileError(UserFacingError):
 
 
 def read_or_create(path: Path, nbytes: int = 32) -> str:
-    """The secret stored at `path`; a new random one (mode 0600) the first time. Written whole
-    to a temporary file and then linked into place: link() fails if another process got there
-    first, and then both use the winner's secret; nobody ever reads a half-written one."""
+    """The secret stored at `path`; a new random one (mode 0600) the first time. Two processes
+    starting at once both end up with the one that was written first."""
     if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".secret-")  # mkstemp: mode 0600
-        with os.fdopen(fd, "w", encoding="ascii") as out:
-            out.write(secrets.token_urlsafe(nbytes))
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            pass
-        finally:
-            os.unlink(tmp)
+        write_once(path, secrets.token_urlsafe(nbytes).encode("ascii"))
     secret = path.read_text(encoding="ascii").strip()
     if not secret:
         raise SecretFileError(f"{path} is empty; delete it and start again.")

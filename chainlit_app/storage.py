@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import mimetypes
-import os
-import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, Any, Dict, Optional, Union
@@ -24,6 +22,8 @@ from chainlit.data.storage_clients.base import BaseStorageClient
 from chainlit.user import PersistedUser, User
 from fastapi import APIRouter, Depends, FastAPI, HTTPException
 from fastapi.responses import FileResponse
+
+from chainlit_app.atomic import write_whole
 
 FILES_URL = "/glm1m/files"
 # Shown in the page; anything else (HTML, SVG, scripts) is sent as a download, never rendered.
@@ -123,15 +123,6 @@ def mount_first(app: FastAPI, router: APIRouter) -> None:
 
 
 def _write_whole(path: Path, body: bytes, overwrite: bool) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
     if not overwrite and path.exists():
         raise FileExistsError(path)
-    # Written beside the target and renamed, so a reader never gets half a file.
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".upload-")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(body)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_whole(path, body)

@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 from dataclasses import replace
-from pathlib import Path
 
 from chainlit_app.keys import server_api_key
 from chainlit_app.settings import Settings

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import re
 
-import httpx
 import pytest
 
 from tests.conftest import ROOT
