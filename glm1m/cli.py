@@ -14,7 +14,7 @@ from chainlit_app.settings import Settings
 from glm1m import stack
 from glm1m.summarize_cli import add_summarize_command
 from glm1m.translate_cli import add_translate_command
-from glm1m.users_cli import add_users_command
+from glm1m.users_cli import add_users_command, ensure_first_user
 from server.plan_cli import add_plan_command
 from server import launch, process, profile
 from server.gpus import detect_gpus
@@ -116,6 +116,11 @@ def cmd_up(args: argparse.Namespace) -> int:
         options = serve_options(args)
     except PlanError as error:
         say(str(error))
+        return 2
+    # The UI refuses to start without a user when login is on: ask now, not after the model loads.
+    problem = ensure_first_user(Settings(demo=options.demo), sys.stdin.isatty())
+    if problem:
+        say(problem)
         return 2
     LOG_DIR.mkdir(parents=True, exist_ok=True)
     server_log, ui_log = str(LOG_DIR / "vllm.log"), str(LOG_DIR / "chainlit.log")

@@ -65,3 +65,26 @@ def read_password(from_stdin: bool) -> str:
     if getpass.getpass("Again: ") != password:
         raise UserFacingError("The two passwords differ; nothing was written.")
     return password
+
+
+def ensure_first_user(settings: Settings, interactive: bool) -> str | None:
+    """Before `glm1m up` starts a UI that needs a login: None when someone can log in (or login
+    is off), after asking for the first user at a terminal; else the sentence saying what to do."""
+    accounts = Accounts.from_settings(settings)
+    if not settings.auth_required or accounts.users():
+        return None
+    if not interactive:
+        return ("login is on (the real model is served) and no user exists: run "
+                "`glm1m users add NAME` first, or set GLM1M_AUTH=false.")
+    print("glm1m: login is on and no user exists yet; create the first one.", file=sys.stderr)
+    try:
+        name = input("User name: ").strip()
+        check_name(name)
+        password = read_password(False)
+        check_password(password)
+        accounts.add_user(name, password)
+    except UserFacingError as error:
+        return str(error)
+    except (EOFError, KeyboardInterrupt):
+        return "no user was created; run `glm1m users add NAME`, then start again."
+    return None

@@ -67,3 +67,20 @@ def test_print_gives_a_line_for_glm1m_users(data_dir: Path, monkeypatch: pytest.
     assert line.startswith("bob=scrypt:")
     assert Accounts(data_dir / "users.json", line).verify("bob", "correct horse")
     assert not (data_dir / "users.json").exists()
+
+
+def test_up_asks_for_the_first_user_or_says_how_to_add_one(tmp_path, monkeypatch) -> None:
+    from chainlit_app.settings import Settings
+    from glm1m.users_cli import ensure_first_user
+
+    monkeypatch.setenv("GLM1M_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("GLM1M_USERS", raising=False)
+    monkeypatch.delenv("GLM1M_AUTH", raising=False)
+    assert ensure_first_user(Settings(demo=True), interactive=False) is None  # demo: no login
+    real = Settings(demo=False)
+    assert "glm1m users add NAME" in ensure_first_user(real, interactive=False)
+    monkeypatch.setattr("builtins.input", lambda prompt: "alice")
+    monkeypatch.setattr("getpass.getpass", lambda prompt: "a-long-password-1")
+    assert ensure_first_user(real, interactive=True) is None
+    assert Accounts.from_settings(real).verify("alice", "a-long-password-1")
+    assert ensure_first_user(real, interactive=False) is None  # someone can log in now
