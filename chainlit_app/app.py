@@ -19,7 +19,7 @@ from chainlit.input_widget import Select, Slider, TextInput
 from chainlit_app.batch import Summary, run_job
 from chainlit_app.table import CsvSource, open_source, read_glossary
 from chainlit_app.translate import Job
-from chainlit_app.uploads import output_stem, sort_uploads
+from chainlit_app.uploads import folder_name, output_stem, sort_uploads
 
 from chainlit_app import documents, history, metrics
 from chainlit_app.accounts import Accounts, ensure_auth_secret
@@ -233,7 +233,7 @@ async def choose_column(source: CsvSource) -> CsvSource:
 def translation_dir() -> Path:
     # By thread, not by connection: a resumed thread (after a restart, too) finds the checkpoint
     # of a batch that was cut short, and attaching the same file again resumes it.
-    folder = get_settings().data_dir / "translations" / cl.context.session.thread_id
+    folder = get_settings().data_dir / "translations" / folder_name(cl.context.session.thread_id)
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Coroutine, Dict, List, Optional, TypeVar, Union
 
@@ -26,9 +25,9 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from chainlit_app.errors import UserFacingError
 from chainlit_app.history_schema import migrate, schema_problems
 from chainlit_app.settings import Settings
+from chainlit_app.uploads import UUID
 
 SQLITE_BUSY_TIMEOUT_S = 30
-UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 T = TypeVar("T")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath, PureWindowsPath
@@ -61,3 +62,12 @@ def output_stem(uploaded_name: str, fallback: str = "upload") -> str:
     while len(stem.encode("utf-8")) > MAX_STEM_BYTES:
         stem = stem[:-1]
     return stem or fallback
+
+
+UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def folder_name(ident: str) -> str:
+    """A folder name for a thread or session id. Those come from the browser (Chainlit takes them
+    from the socket's auth payload unchecked), so anything but a UUID is replaced by its hash."""
+    return ident if UUID.fullmatch(ident) else hashlib.sha256(ident.encode()).hexdigest()[:32]

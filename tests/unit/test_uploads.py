@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from chainlit_app.uploads import output_stem, sort_uploads
+from chainlit_app.uploads import folder_name, output_stem, sort_uploads
 
 
 @dataclass
@@ -42,3 +42,11 @@ def test_very_long_names_are_cut_to_fit_a_file_system_name() -> None:
     for sent in ("x" * 400 + ".csv", "合同" * 200 + ".csv"):
         stem = output_stem(sent)
         assert 100 < len(stem.encode("utf-8")) <= 150 and sent.startswith(stem)
+
+
+def test_thread_ids_from_the_browser_never_become_paths() -> None:
+    real = "36150414-47c5-49b8-8917-f1389f44e9bd"
+    assert folder_name(real) == real
+    for sent in ("../../etc", "a/b", "x\x00y", ".."):
+        name = folder_name(sent)
+        assert len(name) == 32 and name.isalnum() and name == folder_name(sent)
