@@ -49,10 +49,15 @@ VOCAB_LOW, VOCAB_HIGH = (10, 600) if QUICK else (1_000, 150_000)  # ordinary tok
 H200_BF16_TFLOPS = 790  # dense bf16 matmul measured on the lent H200 (device README)
 
 
-def profile_flags(name: str, gpus: int) -> list[str]:
-    """The flags each named profile gives `vllm serve` besides model, port and dummy weights."""
+def profile_flags(name: str, gpus: int, out: Path | None = None) -> list[str]:
+    """The flags each named profile gives `vllm serve` besides model, port and dummy weights.
+    NAME+profiler is the same server with vLLM's torch profiler ready for the steps-* scenarios."""
     from server import profile
     from server.gpus import detect_gpus
+
+    if name.endswith(PROFILED):
+        return profile_flags(name.removesuffix(PROFILED), gpus) + profiler_flags(
+            traces_dir(out or Path("/tmp"), name))
 
     if name == "seed":  # the seed articles' command line
         return ["--max-model-len", str(CONTEXT), *SEED_FLAGS]
@@ -61,17 +66,38 @@ def profile_flags(name: str, gpus: int) -> list[str]:
     planned = profile.plan_for(MODEL, detect_gpus(), 1, CONTEXT).vllm_flags() + profile.ALWAYS_ON_GPU
     if name == "glm1m-plan":  # the memory plan alone, as the two-GPU layout runs used it
         return planned
+    one_flag = {"glm1m-plan+stream": profile.SERVING[0:2], "glm1m-plan+apiservers": profile.SERVING[2:4],
+                "glm1m-plan+batched": profile.SERVING[4:6]}  # each serving flag on its own
+    if name in one_flag:
+        return planned + one_flag[name]
     extra = {"glm1m": [], "glm1m-fp8kv": ["--kv-cache-dtype", "fp8"],
              "glm1m-fp8": ["--quantization", "fp8"],  # fp8 weights: a quality trade-off
              "glm1m-tp2": ["--tensor-parallel-size", str(gpus)]}[name]
     return planned + profile.SERVING + extra
 
 
+PROFILED = "+profiler"
+PROFILE_DELAY_STEPS, PROFILE_STEPS = (5, 5) if QUICK else (200, 50)
+
+
+def traces_dir(out: Path, profile: str) -> Path:
+    return out / f"traces-{profile}"  # one per server: lanes run side by side
+
+
+def profiler_flags(traces: Path) -> list[str]:
+    """The worker's torch profiler, armed by POST /start_profile: it skips the first steps (the
+    load ramps up), records a fixed number and writes one trace; the front end is not traced."""
+    config = {"profiler": "torch", "torch_profiler_dir": str(traces.resolve()),
+              "torch_profiler_with_stack": False, "ignore_frontend": True,
+              "delay_iterations": PROFILE_DELAY_STEPS, "max_iterations": PROFILE_STEPS}
+    return ["--profiler-config", json.dumps(config)]
+
+
 # ---------------------------------------------------------------- server
 def start_server(profile: str, gpus: str, port: int, log: Path) -> subprocess.Popen:
     from server import process
 
-    flags = profile_flags(profile, len(gpus.split(",")))
+    flags = profile_flags(profile, len(gpus.split(",")), log.parent)
     cmd = [*VLLM, "serve", MODEL, "--served-model-name", SERVED, "--load-format", "dummy",
            "--host", "127.0.0.1", "--port", str(port), *flags]
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": gpus}
@@ -100,23 +126,55 @@ def kv_from_log(log: Path) -> dict:
 
 
 # ---------------------------------------------------------------- workloads
-def vllm_bench(port: int, name: str, out: Path, concurrency: int, prompts: int, in_len: int,
-               out_len: int) -> dict:
+def bench_command(port: int, result: Path, concurrency: int, prompts: int, in_len: int,
+                  out_len: int) -> list[str]:
     """vLLM's own load generator, random prompts, fixed output length."""
-    result = out / f"raw-{name}.json"
-    subprocess.run([
+    return [
         *VLLM, "bench", "serve", "--backend", "openai", "--base-url", f"http://127.0.0.1:{port}",
         "--model", SERVED, "--tokenizer", MODEL, "--dataset-name", "random",
         "--random-input-len", str(in_len), "--random-output-len", str(out_len), "--ignore-eos",
         "--num-prompts", str(prompts), "--max-concurrency", str(concurrency), "--seed", "1",
         "--disable-tqdm", "--percentile-metrics", "ttft,tpot,itl,e2el", "--save-result",
-        "--result-dir", str(out), "--result-filename", result.name,
-    ], check=True, capture_output=True)
+        "--result-dir", str(result.parent), "--result-filename", result.name,
+    ]
+
+
+def vllm_bench(port: int, name: str, out: Path, concurrency: int, prompts: int, in_len: int,
+               out_len: int) -> dict:
+    result = out / f"raw-{name}.json"
+    subprocess.run(bench_command(port, result, concurrency, prompts, in_len, out_len), check=True,
+                   capture_output=True)
     raw = json.loads(result.read_text())
     keep = ("request_throughput", "output_throughput", "completed", "duration", "mean_ttft_ms",
             "median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "median_tpot_ms", "p99_itl_ms")
     return {"concurrency": concurrency, "prompts": prompts, "in": in_len, "out": out_len,
             **{k: raw.get(k) for k in keep}}
+
+
+def profiled_steps(port: int, name: str, out: Path, traces: Path, concurrency: int, prompts: int,
+                   in_len: int, out_len: int) -> dict:
+    """Where the server's step time goes under a workload: the load runs, the worker's profiler
+    records PROFILE_STEPS steps after PROFILE_DELAY_STEPS and writes a trace, which is summarized
+    here. The run's own throughput is not kept (writing the trace stalls the engine)."""
+    from bench import step_profile
+
+    before = set(traces.glob("*.pt.trace.json*"))
+    command = bench_command(port, out / f"raw-{name}.json", concurrency, prompts, in_len, out_len)
+    load = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        httpx.post(f"http://127.0.0.1:{port}/start_profile", timeout=60).raise_for_status()
+        load.wait(timeout=900)
+    finally:
+        if load.poll() is None:
+            load.kill()
+    deadline = time.monotonic() + 300  # the trace is written when the recorded steps end
+    while not (new := set(traces.glob("*.pt.trace.json*")) - before):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"no profiler trace appeared in {traces}")
+        time.sleep(2)
+    trace = max(new, key=lambda path: path.stat().st_mtime)
+    return {"concurrency": concurrency, "in": in_len, "out": out_len, "trace": trace.name,
+            **step_profile.summarize(step_profile.load(trace))}
 
 
 def random_ids(count: int, seed: int) -> list[int]:
@@ -233,12 +291,16 @@ def translate_app_vs_raw(port: int, out: Path, rows: int = 2000, concurrency: in
             "ratio": statistics.median(app) / statistics.median(raw)}
 
 
-def run_scenario(name: str, port: int, out: Path) -> dict | list:
+def run_scenario(name: str, port: int, out: Path, traces: Path | None = None) -> dict | list:
+    """One named workload against the server on PORT; steps-* need the server's profiler TRACES."""
     out_len = 16 if QUICK else 256
-    if name == "seed002":
-        return vllm_bench(port, name, out, 100, 20 if QUICK else 500, 32, out_len)
-    if name == "saturation":
-        return vllm_bench(port, name, out, 512, 20 if QUICK else 2000, 512, out_len)
+    load = {"seed002": (100, 20 if QUICK else 500, 32),  # concurrency, requests, prompt length
+            "saturation": (512, 20 if QUICK else 2000, 512)}
+    if name in load:
+        return vllm_bench(port, name, out, *load[name], out_len)
+    if name.startswith("steps-") and name.removeprefix("steps-") in load:
+        return profiled_steps(port, name, out, traces or out / "profiler",
+                              *load[name.removeprefix("steps-")], out_len)
     if name == "sweep":
         return [vllm_bench(port, f"sweep{c}", out, c, min(1000, max(10, 4 * c)), 32, out_len)
                 for c in SWEEP if c != 100]  # 100 is seed002 itself
@@ -312,13 +374,14 @@ def run_lane(gpus: str, port: int, out: Path, steps: list[str]) -> None:
             save(out, profile, "error", f"start: {error}")
             continue
         save(out, profile, "startup_s", time.perf_counter() - started)
-        save(out, profile, "flags", profile_flags(profile, len(gpus.split(","))))
+        save(out, profile, "flags", profile_flags(profile, len(gpus.split(",")), out))
         save(out, profile, "vllm_reported", kv_from_log(log))
         try:
             for scenario in filter(None, scenarios.split(",")):
                 print(time.strftime("%H:%M:%S"), " ", profile, scenario, flush=True)
                 try:
-                    save(out, profile, scenario, run_scenario(scenario, port, out))
+                    save(out, profile, scenario,
+                         run_scenario(scenario, port, out, traces_dir(out, profile)))
                 except Exception as error:  # noqa: BLE001 - keep the other scenarios' results
                     save(out, profile, scenario, {"error": repr(error)[:500]})
         finally:

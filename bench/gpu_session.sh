@@ -6,6 +6,7 @@
 #   bash bench/gpu_session.sh install            # only the install (then e.g. tp2)
 #   bash bench/gpu_session.sh wait SECONDS      # until the lanes finish or SECONDS pass; results to $OUT
 #   bash bench/gpu_session.sh tp2 SCENARIOS [S] # the TP 2 server on both GPUs (e.g. long1m), wait S s
+#   bash bench/gpu_session.sh tp2-then-steps [S] # TP 2 long prompts, then STEPS0/STEPS1, one driver
 # Lanes run under setsid so they outlive one call; results collect in /root/res.
 set -uo pipefail
 RES=/root/res
@@ -17,8 +18,14 @@ export GLM1M_BENCH_MODEL=/root/full-size-model GLM1M_VLLM_PYTHON=python3
 LANE0="glm1m:seed002,sweep,saturation,long28k,long128k,followup,translate,long512k,long1m"
 LANE1="seed:seed002,saturation defaults:seed002,saturation hf glm1m-plan:seed002,saturation
        glm1m-fp8kv:seed002,saturation glm1m-fp8:seed002,saturation"
+# Issue 7's second round: where the step time goes (profiled servers), and each serving flag alone.
+STEPS0="glm1m+profiler:saturation,steps-seed002,steps-saturation glm1m-plan+stream:saturation
+        glm1m-plan+batched:saturation"
+STEPS1="glm1m-plan+profiler:saturation,steps-saturation glm1m-plan+apiservers:saturation"
 
-pack() { tar czf "$OUT/res.tgz" -C /root res 2>/dev/null; tail -3 $RES/lane*.out 2>/dev/null; }
+# Traces stay on the host (tens of MB); their summaries are in the PROFILE.json files.
+pack() { tar czf "$OUT/res.tgz" --exclude='*.pt.trace.json*' -C /root res 2>/dev/null
+         tail -3 $RES/lane*.out 2>/dev/null; }
 
 lane() {  # lane NAME GPUS PORT STEPS...
   local name=$1 gpus=$2 port=$3; shift 3
@@ -27,7 +34,7 @@ lane() {  # lane NAME GPUS PORT STEPS...
 }
 
 # The bracket keeps pgrep from matching the shell that runs this very command line.
-running() { pgrep -f "m bench[.]gpu lane" > /dev/null; }
+running() { pgrep -f "m bench[.]gpu lane|gpu_session[.]sh sequence" > /dev/null; }
 
 case $1 in
   receive)
@@ -59,4 +66,14 @@ case $1 in
     pkill -f "m bench[.]gpu lane" ; pkill -f "vllm[.]entrypoints" ; sleep 5
     lane lane2 0,1 8000 "glm1m-tp2:$2"
     bash "$0" wait "${3:-540}" ;;
+  tp2-then-steps)  # one driver under setsid, so the GPUs never wait for the next device call
+    (cd /root/repo && setsid bash bench/gpu_session.sh sequence > $RES/driver.out 2>&1 &)
+    for _ in $(seq 20); do running && break; sleep 0.5; done  # until the driver shows up
+    bash "$0" wait "${2:-540}" ;;
+  sequence)
+    python3 -m bench.gpu lane --gpus 0,1 --port 8000 --out $RES "glm1m-tp2:long128k,long1m" \
+      > $RES/lane2.out 2>&1
+    lane lane3 0 8000 $STEPS0
+    lane lane4 1 8001 $STEPS1
+    while pgrep -f "m bench[.]gpu lane" > /dev/null; do sleep 5; done ;;
 esac
