@@ -27,7 +27,6 @@ import statistics
 import subprocess
 import sys
 import time
-from datetime import date
 from pathlib import Path
 
 import httpx
@@ -159,6 +158,9 @@ def profiled_steps(port: int, name: str, out: Path, traces: Path, concurrency: i
     from bench import step_profile
 
     before = set(traces.glob("*.pt.trace.json*"))
+    if before:  # seen on vLLM 0.26: a second /start_profile is answered 200 and records nothing
+        raise RuntimeError("vLLM's profiler records once per server start; give each steps-* "
+                           "scenario its own server (PROFILE+profiler:steps-...)")
     command = bench_command(port, out / f"raw-{name}.json", concurrency, prompts, in_len, out_len)
     load = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -419,7 +421,7 @@ def main() -> None:
             print(name, json.dumps(run_scenario(name, args.port, args.out), indent=1))
     else:
         from bench.gpu_report import write_report
-        write_report(args.results, args.md, args.plots, date.today().isoformat())
+        write_report(args.results, args.md, args.plots)
 
 
 if __name__ == "__main__":

@@ -10,17 +10,30 @@ import matplotlib
 matplotlib.use("Agg")  # files only; the GPU host and CI have no display
 import matplotlib.pyplot as plt  # noqa: E402
 
-ORDER = ["seed", "defaults", "glm1m-plan", "glm1m", "glm1m-fp8kv", "glm1m-fp8", "glm1m-tp2"]
+ORDER = ["seed", "defaults", "glm1m-plan", "glm1m-plan+profiler", "glm1m-plan+stream",
+         "glm1m-plan+apiservers", "glm1m-plan+batched", "glm1m", "glm1m+profiler", "glm1m-fp8kv",
+         "glm1m-fp8", "glm1m-tp2"]
 LABEL = {"seed": "(a) seeds' flags", "defaults": "(b) vLLM defaults",
          "glm1m-plan": "glm1m memory plan only", "glm1m": "(c) glm1m profile",
+         "glm1m-plan+profiler": "glm1m memory plan only (profiler armed)",
+         "glm1m-plan+stream": "plan + `--stream-interval 8`",
+         "glm1m-plan+apiservers": "plan + `--api-server-count 4`",
+         "glm1m-plan+batched": "plan + `--max-num-batched-tokens 16384`",
+         "glm1m+profiler": "(c) glm1m profile (profiler armed)",
          "glm1m-fp8kv": "(c) glm1m + fp8 KV cache", "glm1m-fp8": "(c') glm1m + fp8 weights (quality trade-off)",
          "glm1m-tp2": "glm1m, TP 2 (two GPUs)"}
 
 
 def load(results: Path) -> dict[str, dict]:
+    """Every PROFILE.json of a run (vllm bench's own raw-*.json files are not profiles)."""
     runs = {p.stem: json.loads(p.read_text()) for p in results.glob("*.json")
-            if p.stem in ORDER or p.stem == "hf"}
+            if not p.stem.startswith("raw-")}
     return dict(sorted(runs.items(), key=lambda kv: ORDER.index(kv[0]) if kv[0] in ORDER else 99))
+
+
+def tensor_parallel(run: dict) -> int:
+    flags = run.get("flags", [])
+    return int(flags[flags.index("--tensor-parallel-size") + 1]) if "--tensor-parallel-size" in flags else 1
 
 
 def cell(run: dict, scenario: str, key: str, fmt: str = "{:.1f}") -> str:
@@ -30,7 +43,7 @@ def cell(run: dict, scenario: str, key: str, fmt: str = "{:.1f}") -> str:
 
 def throughput_table(runs: dict[str, dict]) -> list[str]:
     lines = ["| profile | seed 002 req/s | out tok/s | TPOT ms | saturation req/s | out tok/s | "
-             "KV tokens | 1M requests at once |", "|---|---|---|---|---|---|---|---|"]
+             "TTFT / TPOT ms | KV tokens | 1M requests at once |", "|---|---|---|---|---|---|---|---|---|"]
     for name, run in runs.items():
         if name == "hf":
             continue
@@ -42,24 +55,28 @@ def throughput_table(runs: dict[str, dict]) -> list[str]:
             f"{cell(run, 'seed002', 'output_throughput', '{:,.0f}')} | "
             f"{cell(run, 'seed002', 'median_tpot_ms')} | {cell(run, 'saturation', 'request_throughput')} | "
             f"{cell(run, 'saturation', 'output_throughput', '{:,.0f}')} | "
-            f"{', '.join(f'{k:,}' for k in kv) or '–'} | {', '.join(f'{c:.2f}' for c in conc) or '–'} |")
+            f"{cell(run, 'saturation', 'median_ttft_ms', '{:,.0f}')} / "
+            f"{cell(run, 'saturation', 'median_tpot_ms')} | {', '.join(f'{k:,}' for k in kv) or '–'} | {', '.join(f'{c:.2f}' for c in conc) or '–'} |")
     hf = runs.get("hf", {}).get("hf")
     if hf:
         b1, b100 = hf["batch1"], hf["batch100"]
         lines.append(f"| (d) HF transformers {hf['transformers']} generate(), batch 1 / static batch 100 | "
                      f"{b1['req_s']:.2f} / {b100['req_s']:.2f} | {b1['out_tok_s']:,.0f} / "
-                     f"{b100['out_tok_s']:,.0f} | – | – | – | – | – |")
+                     f"{b100['out_tok_s']:,.0f} | – | – | – | – | – | – |")
     return lines
 
 
 def long_table(runs: dict[str, dict]) -> list[str]:
-    lines = ["| profile | prompt tokens | TTFT s | FLOP floor s | TTFT / floor |", "|---|---|---|---|---|"]
+    lines = ["| profile | prompt tokens | TTFT s | FLOP floor s (its GPUs) | TTFT / floor |",
+             "|---|---|---|---|---|"]
     for name, run in runs.items():
+        gpus = tensor_parallel(run)  # the floor is one GPU's; TP splits the FLOPs over its GPUs
         for key in ("long28k", "long128k", "long512k", "long1m"):
             r = run.get(key)
             if isinstance(r, dict) and "ttft_s" in r:
+                floor = r["floor_s"] / gpus
                 lines.append(f"| {LABEL.get(name, name)} | {r['tokens']:,} | {r['ttft_s']:.1f} | "
-                             f"{r['floor_s']:.1f} | {r['vs_floor']:.2f} |")
+                             f"{floor:.1f} | {r['ttft_s'] / floor:.2f} |")
     hf = runs.get("hf", {}).get("hf")
     if hf:
         lines.append(f"| (d) HF transformers | 28,000 | {hf['prefill28k_s']:.2f} | – | – |")
@@ -85,6 +102,24 @@ def app_table(runs: dict[str, dict]) -> list[str]:
                          f"{', '.join(f'{x:.1f}' for x in t['raw_req_s'])} | "
                          f"{', '.join(f'{x:.1f}' for x in t['app_req_s'])} | {t['ratio']:.2f} "
                          f"(throughput, higher is better) |")
+    return lines
+
+
+def steps_table(runs: dict[str, dict]) -> list[str]:
+    """Where a step's time goes (bench/step_profile.py), ms per step over the profiled steps."""
+    lines = ["| profile | workload | tokens / step | step | GPU busy | GPU idle | matmul | attention | "
+             "sampler | other kernels |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for name, run in runs.items():
+        for key, r in run.items():
+            if key.startswith("steps-") and isinstance(r, dict) and "step_ms" in r:
+                k = r["kernels_ms"]
+                other = sum(v for f, v in k.items() if f.startswith("other")) or None
+                lines.append(f"| {LABEL.get(name, name)} | {key.removeprefix('steps-')} | "
+                             f"{r['tokens_per_step']:.0f} | {r['step_ms']:.2f} | {r['gpu_busy_ms']:.2f} | "
+                             f"{r['gpu_idle_ms']:.2f} | " + " | ".join(
+                                 f"{v:.2f}" if v is not None else "–"
+                                 for v in (k.get("matmul"), k.get("attention"), k.get("sampler"), other))
+                             + " |")
     return lines
 
 
@@ -141,15 +176,17 @@ def plot_ttft(runs: dict[str, dict], path: Path) -> None:
     plt.close(fig)
 
 
-def write_report(results: Path, md: Path, plots: Path, day: str) -> None:
+def write_report(results: Path, md: Path, plots: Path) -> None:
     runs = load(results)
     plots.mkdir(parents=True, exist_ok=True)
-    stem = f"gpu-profiles-{day}"
+    stem = results.name  # plots sit beside the results folder, named after it
     plot_profiles(runs, plots / f"{stem}-profiles.png")
     plot_sweep(runs, plots / f"{stem}-sweep.png")
     plot_ttft(runs, plots / f"{stem}-ttft.png")
     flags = [f"- {LABEL.get(n, n)}: `{' '.join(r.get('flags', []))}`" for n, r in runs.items() if n != "hf"]
     sections = ["### Throughput", *throughput_table(runs), "", "### Long prompts", *long_table(runs), "",
-                "### App paths vs raw, same server", *app_table(runs), "", "### Flags", *flags, ""]
+                "### App paths vs raw, same server", *app_table(runs), "",
+                "### Step time (vLLM's torch profiler, ms per step)", *steps_table(runs), "",
+                "### Flags", *flags, ""]
     md.write_text("\n".join(sections))
     print("\n".join(sections))

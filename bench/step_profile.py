@@ -1,10 +1,11 @@
 """Where one engine step's time goes, read from the torch profiler trace that vLLM's worker writes
 (`--profiler-config '{"profiler": "torch", ...}'`, then POST /start_profile).
 
-vLLM annotates every worker step as `execute_context_N(T)_generation_M(G)` and the sampler as
-`gpu_model_runner: sample`. Between two step starts the GPU either runs kernels or waits for the
-CPU (scheduler, input preparation, launches): the idle share is what the Python side costs. Kernel
-time is split by what the kernel does, from its name, so the table shows which part bounds a step.
+vLLM annotates every worker step as `execute_context_N(T)_generation_M(G)`. Between two step starts
+the GPU either runs kernels or waits for the CPU (scheduler, input preparation, launches): the idle
+share is what the Python side costs. Kernel time is split by what the kernel does, from its name
+(vLLM 0.26's sampler kernels are `_gumbel_sample_kernel` and friends), so the table shows which part
+bounds a step; the top kernels are listed too, so a misfiled name shows.
 
     python3 -m bench.step_profile TRACE.pt.trace.json.gz
 """
@@ -19,10 +20,10 @@ from collections import defaultdict
 from pathlib import Path
 
 STEP = re.compile(r"^execute_context_(\d+)\((\d+)\)_generation_(\d+)\((\d+)\)")
-SAMPLER = "gpu_model_runner: sample"
 # Kernel families by name; the first match wins, so communication and attention come before the
 # generic matmul words (some attention kernels are built from cutlass templates).
 FAMILIES = (
+    ("sampler", ("sample", "gumbel", "topk", "top_k", "top_p")),
     ("communication", ("nccl", "allreduce", "all_reduce", "cross_device_reduce", "multimem")),
     ("attention", ("flash", "fmha", "attn", "attention", "reshape_and_cache", "paged")),
     ("matmul", ("gemm", "cutlass", "nvjet", "xmma", "cublas", "matmul", "wgmma", "splitk")),
@@ -53,13 +54,10 @@ def summarize(events: list[dict]) -> dict:
     count = len(steps) - 1
     kernels = [e for e in events if e.get("ph") == "X" and e.get("cat") == "kernel"
                and start <= e["ts"] < end]
-    samplers = [(e["ts"], e["ts"] + e["dur"]) for e in events if e.get("name") == SAMPLER
-                and e.get("cat") == "gpu_user_annotation" and start <= e["ts"] < end]
     by_family: dict[str, float] = defaultdict(float)
     by_kernel: dict[str, float] = defaultdict(float)
     for kernel in kernels:
-        inside_sampler = any(a <= kernel["ts"] < b for a, b in samplers)
-        by_family["sampler" if inside_sampler else family(kernel["name"])] += kernel["dur"]
+        by_family[family(kernel["name"])] += kernel["dur"]
         by_kernel[kernel["name"]] += kernel["dur"]
     busy = busy_time([(k["ts"], min(k["ts"] + k["dur"], end)) for k in kernels])
     per_step = lambda us: round(us / count / 1000, 3)  # noqa: E731 - µs total → ms per step
