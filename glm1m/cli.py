@@ -15,7 +15,7 @@ from glm1m import stack
 from glm1m.summarize_cli import add_summarize_command
 from glm1m.translate_cli import add_translate_command
 from glm1m.users_cli import add_users_command, ensure_first_user
-from server.plan_cli import add_plan_command
+from server.plan_cli import add_layout_arg, add_plan_command
 from server import launch, process, profile
 from server.gpus import detect_gpus
 from server.plan import PlanError
@@ -44,6 +44,7 @@ def add_serve_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gpus", type=int, default=1,
                         help="GPUs to use: data parallel when one GPU holds a full request, else "
                              "tensor parallel (see glm1m plan --gpus N)")
+    add_layout_arg(parser)
     parser.add_argument("vllm_args", nargs=argparse.REMAINDER,
                         help="after --: extra flags passed to vllm serve as they are")
 
@@ -64,7 +65,8 @@ def serve_options(args: argparse.Namespace) -> launch.ServeOptions:
         return options
     if args.gpus > len(detected):
         raise PlanError(f"--gpus {args.gpus} asks for more GPUs than nvidia-smi lists ({len(detected)}).")
-    flags = profile.profile_flags(args.profile, options.model, detected, args.gpus, args.max_model_len)
+    flags = profile.profile_flags(args.profile, options.model, detected, args.gpus, args.max_model_len,
+                                  args.layout)
     return replace(options, profile_flags=flags)
 
 

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from server.gpus import detect_gpus
 from server.plan import (
-    DEFAULT_UTILIZATION, GIB, GLM4_9B_CHAT_1M, GPUS, KIB, OVERHEAD_BYTES, GpuSpec, ModelShape, Plan,
+    DEFAULT_UTILIZATION, GIB, GLM4_9B_CHAT_1M, GPUS, KIB, LAYOUTS, OVERHEAD_BYTES, GpuSpec, ModelShape, Plan,
     PlanError, compare_layouts, describe_dtypes, describe_gpus, gpu_from_memory_mib, make_plan,
 )
 
@@ -34,9 +34,17 @@ def add_plan_command(subparsers: argparse._SubParsersAction) -> None:
                         help="auto = bf16 like the weights (default: the planner chooses)")
     parser.add_argument("--quantization", choices=["none", "fp8"], default=None,
                         help="none = bf16 weights; fp8 = vLLM's online fp8 (default: the planner chooses)")
+    add_layout_arg(parser)
     parser.add_argument("--model", type=Path, default=None, metavar="PATH",
                         help="model folder whose config.json gives the shapes (default: GLM-4-9B-Chat-1M)")
     parser.set_defaults(run=run_plan)
+
+
+def add_layout_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--layout", choices=LAYOUTS, default="data",
+                        help="with several GPUs: data = replicas (more users at once, the default); "
+                             "tensor = one engine over the GPUs (faster long prompts, more KV room "
+                             "per request)")
 
 
 def run_plan(args: argparse.Namespace) -> int:
@@ -45,7 +53,7 @@ def run_plan(args: argparse.Namespace) -> int:
         gpu, count = planned_gpus(args)
         plan = make_plan(model, gpu, gpus=count, utilization=args.gpu_memory_utilization,
                          max_model_len=args.max_model_len, kv_cache_dtype=args.kv_cache_dtype,
-                         quantization=args.quantization)
+                         quantization=args.quantization, layout=args.layout)
     except PlanError as error:
         print(f"glm1m plan: {error}", file=sys.stderr)
         return 2
@@ -73,8 +81,8 @@ def show(plan: Plan, console: Console) -> None:
     if plan.gpus > 1:
         console.print(layouts_table(plan))
         console.print("Data parallel runs independent replicas (more users at once, each with one GPU's KV "
-                      "room); tensor parallel splits the weights over the GPUs of one engine (more KV room "
-                      "per request).")
+                      "room; --layout data); tensor parallel splits the weights over the GPUs of one engine "
+                      "(faster long prompts, more KV room per request; --layout tensor).")
     console.print("vllm serve flags:")
     print(shlex.join(plan.vllm_flags()), flush=True)  # plain print: rich would wrap a long line
 

@@ -7,7 +7,7 @@
   100K-token follow-up started in 0.31 s on the H200 instead of ~7 s.
 - Context, memory share, fp8 and TP/DP layout come from the memory plan (server/plan.py).
 - SERVING: how the server streams and batches; measured against the plan alone side by side by
-  `bench/gpu.py` (docs/benchmarks.md, "Serving profiles on one H200").
+  `bench/gpu.py` (docs/benchmarks.md, "One H200: glm1m's serving profile ...").
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from server.gpus import Gpu
-from server.plan import GLM4_9B_CHAT_1M, ModelShape, Plan, gpu_from_memory_mib, make_plan
+from server.plan import GLM4_9B_CHAT_1M, Layout, ModelShape, Plan, gpu_from_memory_mib, make_plan
 
 PROFILES = ("auto", "none")
 ALWAYS_ON_GPU = ["--enable-prefix-caching"]
@@ -26,6 +26,10 @@ ALWAYS_ON_GPU = ["--enable-prefix-caching"]
 # processes instead of one, beside the engine core.
 # --max-num-batched-tokens 16384: fewer, larger prefill chunks (vLLM's default for the API server
 # on an H200 is 8192).
+# Measured one at a time on one H200 at 512 concurrent (docs/benchmarks.md): the plan alone 31.6
+# req/s, +stream-interval 37.4, +api-server-count 37.0, +max-num-batched-tokens 32.0, all three
+# 37.4. The first two relieve the same single API-server process; the third did not move
+# throughput or the 1M-token TTFT. Kept as the measured combination rather than an untried subset.
 SERVING = ["--stream-interval", "8", "--api-server-count", "4", "--max-num-batched-tokens", "16384"]
 
 
@@ -35,17 +39,20 @@ def model_shape(model: str) -> ModelShape:
     return ModelShape.from_config_dir(folder) if (folder / "config.json").exists() else GLM4_9B_CHAT_1M
 
 
-def plan_for(model: str, detected: list[Gpu], gpus: int, max_model_len: int | None) -> Plan:
+def plan_for(model: str, detected: list[Gpu], gpus: int, max_model_len: int | None,
+             layout: Layout = "data") -> Plan:
     """Plan on the smallest detected GPU, so every GPU used can hold its share."""
     smallest = min(detected, key=lambda g: g.memory_mib)
     spec = gpu_from_memory_mib(smallest.name, smallest.memory_mib)
-    return make_plan(model_shape(model), spec, gpus=gpus, max_model_len=max_model_len)
+    return make_plan(model_shape(model), spec, gpus=gpus, max_model_len=max_model_len, layout=layout)
 
 
 def profile_flags(profile: str, model: str, detected: list[Gpu], gpus: int,
-                  max_model_len: int | None) -> list[str]:
+                  max_model_len: int | None, layout: Layout = "data") -> list[str]:
     """The flags for `profile` on this machine; PlanError when the request cannot fit."""
     if profile == "none":
         flags = ["--max-model-len", str(max_model_len)] if max_model_len else []
-        return flags + (["--data-parallel-size", str(gpus)] if gpus > 1 else [])
-    return plan_for(model, detected, gpus, max_model_len).vllm_flags() + ALWAYS_ON_GPU + SERVING
+        split = "--tensor-parallel-size" if layout == "tensor" else "--data-parallel-size"
+        return flags + ([split, str(gpus)] if gpus > 1 else [])
+    plan = plan_for(model, detected, gpus, max_model_len, layout)
+    return plan.vllm_flags() + ALWAYS_ON_GPU + SERVING

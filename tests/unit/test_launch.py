@@ -84,6 +84,13 @@ def test_two_gpus_serve_data_parallel_behind_one_endpoint(monkeypatch: pytest.Mo
     assert flag(cmd, "--data-parallel-size") == "2" and "--tensor-parallel-size" not in cmd
 
 
+def test_two_gpus_with_layout_tensor_serve_one_tensor_parallel_engine(monkeypatch: pytest.MonkeyPatch) -> None:
+    args = serve_args(monkeypatch, [H200, H200], "--gpus", "2", "--layout", "tensor")
+    cmd = launch.vllm_command(args, "python")
+    assert flag(cmd, "--tensor-parallel-size") == "2" and "--data-parallel-size" not in cmd
+    assert flag(cmd, "--max-model-len") == "1048576"
+
+
 def test_impossible_request_is_one_sentence_not_a_vllm_trace(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     monkeypatch.setattr(cli, "detect_gpus", lambda: [RTX4090])
     code = cli.cmd_serve(build_parser().parse_args(["serve", "--max-model-len", "1048576"]))

@@ -110,6 +110,20 @@ def test_two_gpus_compare_data_and_tensor_parallel() -> None:
     assert tp.requests_per_replica == 2
 
 
+def test_layout_tensor_puts_one_engine_over_both_gpus() -> None:
+    plan = make_plan(GLM, GPUS["h200"], gpus=2, layout="tensor")
+    assert (plan.tensor_parallel, plan.data_parallel) == (2, 1)
+    assert plan.vllm_flags()[-2:] == ["--tensor-parallel-size", "2"]
+    # vLLM 0.26 reported 3,083,968 KV tokens (2.94x of 1M) for this layout on two H200s.
+    assert abs(plan.kv_tokens - 3_083_968) / 3_083_968 < 0.01 and plan.requests_per_replica == 2
+    assert "--layout tensor" in plan.why
+
+
+def test_layout_tensor_takes_the_widest_group_the_heads_allow() -> None:
+    plan = make_plan(GLM, GPUS["h200"], gpus=8, layout="tensor")
+    assert (plan.tensor_parallel, plan.data_parallel) == (8, 1)
+
+
 def test_tensor_parallel_is_recommended_when_one_gpu_cannot_hold_1m_tokens() -> None:
     plan = make_plan(GLM, GPUS["4090"], gpus=4, max_model_len=1_048_576)
     assert (plan.tensor_parallel, plan.data_parallel) == (4, 1)
@@ -167,6 +181,12 @@ def test_cli_shows_both_layouts_for_several_gpus(capsys: pytest.CaptureFixture[s
     assert code == 0
     assert "DP 2" in out and "TP 2" in out and "3,096,080" in out
     assert out.rstrip().endswith("--data-parallel-size 2")
+
+
+def test_cli_layout_tensor_prints_tensor_parallel_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "--gpu", "h200", "--gpus", "2", "--layout", "tensor")
+    assert code == 0
+    assert out.rstrip().endswith("--tensor-parallel-size 2")
 
 
 def test_cli_impossible_request_exits_2_with_one_line(capsys: pytest.CaptureFixture[str]) -> None:
