@@ -13,6 +13,12 @@ A lane runs its steps one after another on the GPUs it is given: `PROFILE:SCENAR
 `vllm serve` with that profile, runs the scenarios, records the KV cache vLLM reports and stops the
 server; `hf` runs transformers generate(). Each scenario's result is written to RES/PROFILE.json as
 soon as it is measured, so a lane cut short still leaves what it finished.
+
+Where the step time goes: `PROFILE+profiler` starts the same server with vLLM's torch profiler armed,
+and `steps-seed002` / `steps-saturation` run that workload while the profiler records 50 engine
+steps, summarized by bench/step_profile.py (one steps-* scenario per server start: vLLM 0.26's
+profiler records once). The glm1m-plan+stream / +apiservers / +batched profiles add one serving
+flag each to the memory plan.
 """
 
 from __future__ import annotations
