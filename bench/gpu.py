@@ -54,15 +54,15 @@ VOCAB_LOW, VOCAB_HIGH = (10, 600) if QUICK else (1_000, 150_000)  # ordinary tok
 H200_BF16_TFLOPS = 790  # dense bf16 matmul measured on the lent H200 (device README)
 
 
-def profile_flags(name: str, gpus: int, out: Path | None = None) -> list[str]:
+def profile_flags(name: str, gpus: int, out: Path) -> list[str]:
     """The flags each named profile gives `vllm serve` besides model, port and dummy weights.
     NAME+profiler is the same server with vLLM's torch profiler ready for the steps-* scenarios."""
     from server import profile
     from server.gpus import detect_gpus
 
     if name.endswith(PROFILED):
-        return profile_flags(name.removesuffix(PROFILED), gpus) + profiler_flags(
-            traces_dir(out or Path("/tmp"), name))
+        return profile_flags(name.removesuffix(PROFILED), gpus, out) + profiler_flags(
+            traces_dir(out, name))
 
     if name == "seed":  # the seed articles' command line
         return ["--max-model-len", str(CONTEXT), *SEED_FLAGS]

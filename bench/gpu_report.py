@@ -56,7 +56,8 @@ def throughput_table(runs: dict[str, dict]) -> list[str]:
             f"{cell(run, 'seed002', 'median_tpot_ms')} | {cell(run, 'saturation', 'request_throughput')} | "
             f"{cell(run, 'saturation', 'output_throughput', '{:,.0f}')} | "
             f"{cell(run, 'saturation', 'median_ttft_ms', '{:,.0f}')} / "
-            f"{cell(run, 'saturation', 'median_tpot_ms')} | {', '.join(f'{k:,}' for k in kv) or '–'} | {', '.join(f'{c:.2f}' for c in conc) or '–'} |")
+            f"{cell(run, 'saturation', 'median_tpot_ms')} | {', '.join(f'{k:,}' for k in kv) or '–'} | "
+            f"{', '.join(f'{c:.2f}' for c in conc) or '–'} |")
     hf = runs.get("hf", {}).get("hf")
     if hf:
         b1, b100 = hf["batch1"], hf["batch100"]
@@ -123,57 +124,73 @@ def steps_table(runs: dict[str, dict]) -> list[str]:
     return lines
 
 
+def finish(fig, ax, path: Path) -> None:
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def plot_sweep(runs: dict[str, dict], path: Path) -> None:
-    fig, ax = plt.subplots(figsize=(6, 4))
+    """req/s against concurrency; no file when the run has no sweep."""
+    lines = {}
     for name, run in runs.items():
         points = [*(run.get("sweep") or []), run.get("seed002")]
         points = sorted((p for p in points if isinstance(p, dict) and p.get("request_throughput")),
                         key=lambda p: p["concurrency"])
         if len(points) > 2:
-            ax.plot([p["concurrency"] for p in points], [p["request_throughput"] for p in points],
-                    marker="o", label=LABEL.get(name, name))
+            lines[name] = points
+    if not lines:
+        return
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for name, points in lines.items():
+        ax.plot([p["concurrency"] for p in points], [p["request_throughput"] for p in points],
+                marker="o", label=LABEL.get(name, name))
     ax.set(xscale="log", xlabel="concurrent requests (32 in / 256 out)", ylabel="req/s",
            title="Concurrency sweep, one H200")
     ax.axhline(88, ls="--", c="grey", lw=1, label="decode roofline at batch 100 (88 req/s)")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    finish(fig, ax, path)
 
 
 def plot_profiles(runs: dict[str, dict], path: Path) -> None:
-    names = [n for n in runs if n != "hf"]
+    """req/s per profile for the workloads the run measured; no file when it measured none."""
+    workloads = [w for w in ("seed002", "saturation")
+                 if any(isinstance(r.get(w), dict) and r[w].get("request_throughput") for r in runs.values())]
+    names = [n for n, r in runs.items() if any(isinstance(r.get(w), dict) for w in workloads)]
+    if not names:
+        return
     fig, ax = plt.subplots(figsize=(7, 4))
-    width = 0.4
-    for i, scenario in enumerate(("seed002", "saturation")):
+    width = 0.8 / len(workloads)
+    for i, scenario in enumerate(workloads):
         values = [runs[n].get(scenario, {}).get("request_throughput") or 0 for n in names]
         ax.bar([x + i * width for x in range(len(names))], values, width, label=scenario)
-    ax.set_xticks([x + width / 2 for x in range(len(names))], [n for n in names], rotation=20, fontsize=8)
+    ax.set_xticks([x + width * (len(workloads) - 1) / 2 for x in range(len(names))], names, rotation=20,
+                  fontsize=8)
     ax.set(ylabel="req/s", title="Serving profiles, one H200 (dummy-weight GLM-4-9B-Chat-1M)")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    finish(fig, ax, path)
 
 
 def plot_ttft(runs: dict[str, dict], path: Path) -> None:
+    """Time to first token against prompt length, with the FLOP floor for each GPU count drawn."""
     fig, ax = plt.subplots(figsize=(6, 4))
-    floor = []
+    floors: dict[int, list[tuple[int, float]]] = {}
     for name, run in runs.items():
         points = [run[k] for k in ("long28k", "long128k", "long512k", "long1m")
                   if isinstance(run.get(k), dict) and "ttft_s" in run[k]]
         if points:
+            gpus = tensor_parallel(run)
             ax.plot([p["tokens"] for p in points], [p["ttft_s"] for p in points], marker="o",
                     label=LABEL.get(name, name))
-            floor = floor or [(p["tokens"], p["floor_s"]) for p in points]
-    if floor:
-        ax.plot(*zip(*floor), ls="--", c="grey", label="FLOP floor at 790 TFLOP/s")
+            floors.setdefault(gpus, [(p["tokens"], p["floor_s"] / gpus) for p in points])
+    if not floors:
+        plt.close(fig)
+        return
+    for gpus, floor in floors.items():
+        ax.plot(*zip(*floor), ls="--", c="grey" if gpus == 1 else "silver",
+                label=f"FLOP floor, {gpus} GPU{'s' if gpus > 1 else ''} at 790 TFLOP/s each")
     ax.set(xscale="log", yscale="log", xlabel="prompt tokens", ylabel="time to first token, s",
            title="Long prompts")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    finish(fig, ax, path)
 
 
 def write_report(results: Path, md: Path, plots: Path) -> None:
