@@ -14,20 +14,29 @@ SERVER_KEY_FILE = "server-api-key"
 
 
 class SecretFileError(UserFacingError):
-    """A secret file exists but holds nothing."""
+    """A secret file holds nothing, or cannot be read or written."""
 
 
 def read_or_create(path: Path, nbytes: int = 32) -> str:
     """The secret stored at `path`; a new random one (mode 0600) the first time. Two processes
     starting at once both end up with the one that was written first."""
-    if not path.exists():
-        write_once(path, secrets.token_urlsafe(nbytes).encode("ascii"))
-    secret = path.read_text(encoding="ascii").strip()
+    try:
+        if not path.exists():
+            write_once(path, secrets.token_urlsafe(nbytes).encode("ascii"))
+        secret = path.read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else "not a key file"
+        raise SecretFileError(f"{path}: {reason}; give GLM1M_DATA_DIR a folder this user can "
+                              f"write, or delete the file to make a new one.") from error
     if not secret:
         raise SecretFileError(f"{path} is empty; delete it and start again.")
     return secret
 
 
-def server_api_key(settings: Settings) -> str:
-    """GLM1M_API_KEY when set, else the key `glm1m serve` keeps in the data dir."""
-    return settings.api_key or read_or_create(settings.data_dir / SERVER_KEY_FILE)
+def server_api_key(settings: Settings, create: bool = True) -> str:
+    """GLM1M_API_KEY when set, else the key `glm1m serve` keeps in the data dir. Only the server
+    side creates it (create=True); a client of a server glm1m did not start finds none: ""."""
+    path = settings.data_dir / SERVER_KEY_FILE
+    if settings.api_key or (not create and not path.exists()):
+        return settings.api_key
+    return read_or_create(path)

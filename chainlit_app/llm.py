@@ -40,7 +40,8 @@ class Llm:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        api_key = server_api_key(settings)
+        # "none" stands for no key: a server glm1m did not start may not want one.
+        api_key = server_api_key(settings, create=False) or "none"
         self._client = AsyncOpenAI(
             base_url=settings.base_url, api_key=api_key,
             timeout=settings.request_timeout_s, max_retries=settings.retries,

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from dataclasses import replace
 
+from chainlit_app.errors import UserFacingError
 from chainlit_app.keys import server_api_key
 from chainlit_app.settings import Settings
 from glm1m import stack
@@ -93,7 +94,7 @@ def say(text: str) -> None:
 def cmd_serve(args: argparse.Namespace) -> int:
     try:
         options = serve_options(args)
-    except PlanError as error:
+    except (PlanError, UserFacingError) as error:  # the plan, or the server-api-key file
         say(str(error))
         return 2
     say("starting: " + " ".join(launch.vllm_command(options, launch.vllm_python())))
@@ -116,7 +117,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_up(args: argparse.Namespace) -> int:
     try:
         options = serve_options(args)
-    except PlanError as error:
+    except (PlanError, UserFacingError) as error:  # the plan, or the server-api-key file
         say(str(error))
         return 2
     # The UI refuses to start without a user when login is on: ask now, not after the model loads.

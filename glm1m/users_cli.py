@@ -35,9 +35,7 @@ def fail(text: str) -> int:
 
 def cmd_users_add(args: argparse.Namespace) -> int:
     try:
-        check_name(args.name)
-        password = read_password(args.password_stdin)
-        check_password(password)
+        password = new_login(args.name, args.password_stdin)
         if args.print_only:
             print(f"{args.name}={PasswordHash.of(password).encode()}")
             return 0
@@ -52,6 +50,14 @@ def cmd_users_add(args: argparse.Namespace) -> int:
     print(f"glm1m: {'added' if created else 'changed the password of'} {args.name} in "
           f"{accounts.path}", file=sys.stderr)
     return 0
+
+
+def new_login(name: str, from_stdin: bool) -> str:
+    """The password for a new login NAME, both checked; raises UserFacingError with the reason."""
+    check_name(name)
+    password = read_password(from_stdin)
+    check_password(password)
+    return password
 
 
 def read_password(from_stdin: bool) -> str:
@@ -70,19 +76,18 @@ def read_password(from_stdin: bool) -> str:
 def ensure_first_user(settings: Settings, interactive: bool) -> str | None:
     """Before `glm1m up` starts a UI that needs a login: None when someone can log in (or login
     is off), after asking for the first user at a terminal; else the sentence saying what to do."""
-    accounts = Accounts.from_settings(settings)
-    if not settings.auth_required or accounts.users():
+    if not settings.auth_required:
         return None
-    if not interactive:
-        return ("login is on (the real model is served) and no user exists: run "
-                "`glm1m users add NAME` first, or set GLM1M_AUTH=false.")
-    print("glm1m: login is on and no user exists yet; create the first one.", file=sys.stderr)
-    try:
+    try:  # a malformed GLM1M_USERS or users file is a sentence here, as it is in the UI
+        accounts = Accounts.from_settings(settings)
+        if accounts.users():
+            return None
+        if not interactive:
+            return ("login is on (the real model is served) and no user exists: run "
+                    "`glm1m users add NAME` first, or set GLM1M_AUTH=false.")
+        print("glm1m: login is on and no user exists yet; create the first one.", file=sys.stderr)
         name = input("User name: ").strip()
-        check_name(name)
-        password = read_password(False)
-        check_password(password)
-        accounts.add_user(name, password)
+        accounts.add_user(name, new_login(name, False))
     except UserFacingError as error:
         return str(error)
     except (EOFError, KeyboardInterrupt):
