@@ -16,7 +16,7 @@ import chainlit as cl
 import chainlit.server
 from chainlit.input_widget import Select, Slider, TextInput
 
-from chainlit_app.batch import Summary, run_job
+from chainlit_app.batch import Summary, job_key, run_job
 from chainlit_app.table import CsvSource, open_source, read_glossary
 from chainlit_app.translate import Job
 from chainlit_app.uploads import folder_name, output_stem, sort_uploads
@@ -200,14 +200,19 @@ async def run_translation(path: Path, name: str, glossary_file: tuple[Path, str]
     job = Job(target_language=cl.user_session.get("target_language") or LANGUAGES[0],
               source_language=cl.user_session.get("source_language"), glossary=glossary,
               concurrency=settings.translate_concurrency, max_tokens=settings.translate_max_tokens)
-    output = translation_dir() / f"{output_stem(name)}.translated.csv"
+    # One folder per job: the same file and settings again resume it, anything else (another
+    # file of the same name, another language) starts its own instead of clashing.
+    key = await asyncio.to_thread(job_key, source, job)  # reads the whole file
+    folder = translation_dir() / key[:16]
+    folder.mkdir(exist_ok=True)
+    output = folder / f"{output_stem(name)}.translated.csv"
     status = cl.Message(content=f"Reading **{name}** as {source.encoding_name}; translating column "
                                 f"**{source.column}** into {job.target_language}"
                                 f"{f' with {len(glossary)} glossary terms' if glossary else ''} …",
                     author="glm1m")
     await status.send()
     try:
-        summary = await run_job(source, job, llm(), output, progress_reporter(status))
+        summary = await run_job(source, job, llm(), output, progress_reporter(status), key)
     except UserFacingError as error:
         await show_error(error)
         return

@@ -42,6 +42,12 @@ class Summary:
         return text + f" → {self.output}"
 
 
+def job_key(source: CsvSource, job: Job) -> str:
+    """What makes two runs the same job: the input's bytes and every setting that changes the
+    output (not the concurrency). A checkpoint resumes only the same job."""
+    return fingerprint(source.path, {"column": source.column, **asdict(job), "concurrency": None})
+
+
 def checkpoint_path(output: Path) -> Path:
     return output.with_name(output.name + ".progress.jsonl")
 
@@ -61,10 +67,10 @@ async def pending_rows(source: CsvSource, checkpoint: Checkpoint) -> AsyncIterat
 
 
 async def run_job(source: CsvSource, job: Job, llm: Llm, output: Path,
-                  on_progress: Callable[[Progress], None] | None = None) -> Summary:
-    """Translate `source` into `output`. Cancelling it still writes what was finished."""
-    settings = {"column": source.column, **asdict(job), "concurrency": None}
-    checkpoint = Checkpoint.open(checkpoint_path(output), fingerprint(source.path, settings))
+                  on_progress: Callable[[Progress], None] | None = None, key: str | None = None) -> Summary:
+    """Translate `source` into `output`. Cancelling it still writes what was finished. `key` is
+    job_key(source, job) when the caller has it already (it reads the whole input)."""
+    checkpoint = Checkpoint.open(checkpoint_path(output), key or job_key(source, job))
     total = count_rows(source)
     kept = sum(1 for r in checkpoint.results.values() if r.error is None)
     progress = Progress(total=total, done=kept, already_done=kept)

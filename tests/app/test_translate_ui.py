@@ -44,6 +44,23 @@ async def test_csv_is_translated_with_progress_and_comes_back_as_a_file(tmp_path
     assert all(r["translation"] and not r["translation_error"] for r in rows)
 
 
+async def test_another_file_of_the_same_name_in_the_same_chat_is_a_new_job(tmp_path, chat: ChainlitSession) -> None:
+    results = []
+    for n, rows in enumerate((3, 5)):  # same name, other contents: not the first job's checkpoint
+        (tmp_path / str(n)).mkdir()
+        texts = make_csv(tmp_path / str(n) / "list.csv", rows)
+        chat.choose_action = lambda actions: next(a for a in actions if a["payload"]["column"] == "内容")
+        start = chat.mark()
+        await chat.send("", file_refs=[await chat.upload(tmp_path / str(n) / "list.csv")])
+        element = await chat.wait_for(lambda e: e.name == "element" and e.data.get("name") == "list.translated.csv",
+                                      120, start)
+        errors = [m["output"] for m in chat.messages(start) if m.get("isError")]
+        assert errors == [], errors
+        data = (await chat.download(element.data)).decode("utf-8-sig")
+        results.append(([r["内容"] for r in csv.DictReader(io.StringIO(data))], texts))
+    assert [got for got, _ in results] == [texts for _, texts in results]
+
+
 async def test_header_only_csv_gets_a_sentence(tmp_path, chat: ChainlitSession) -> None:
     (tmp_path / "empty.csv").write_text("id,text\n", encoding="utf-8")
     ref = await chat.upload(tmp_path / "empty.csv")
