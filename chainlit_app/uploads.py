@@ -59,8 +59,8 @@ def output_stem(uploaded_name: str, fallback: str = "upload") -> str:
     UTF-8 bytes."""
     last = PureWindowsPath(PurePosixPath(uploaded_name).name).name
     stem = UNSAFE_IN_NAMES.sub("_", PurePosixPath(last).stem).strip(" .")
-    while len(stem.encode("utf-8")) > MAX_STEM_BYTES:
-        stem = stem[:-1]
+    # Cut the bytes, then drop a character the cut split in two.
+    stem = stem.encode("utf-8")[:MAX_STEM_BYTES].decode("utf-8", "ignore")
     return stem or fallback
 
 
