@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import stat
 from pathlib import Path
@@ -30,6 +31,10 @@ def test_the_users_file_holds_salted_scrypt_hashes_not_passwords(accounts: Accou
     assert "correct horse" not in text
     users = json.loads(text)["users"]
     assert set(users["alice"]) == {"n", "r", "p", "salt", "hash"}
+    alice = users["alice"]  # really scrypt, at a cost an attacker feels, from the stored values
+    assert alice["n"] >= 2**15 and alice["hash"] == hashlib.scrypt(
+        b"correct horse", salt=bytes.fromhex(alice["salt"]), n=alice["n"], r=alice["r"],
+        p=alice["p"], dklen=len(alice["hash"]) // 2, maxmem=1 << 28).hex()
     assert users["alice"]["salt"] != users["bob"]["salt"]
     assert users["alice"]["hash"] != users["bob"]["hash"]
     assert stat.S_IMODE(accounts.path.stat().st_mode) == 0o600
@@ -115,3 +120,17 @@ def test_login_is_on_unless_the_demo_model_runs() -> None:
     assert not Settings(demo=True, _env_file=None).auth_required
     assert Settings(demo=True, auth=True, _env_file=None).auth_required
     assert not Settings(auth=False, _env_file=None).auth_required
+
+
+def test_an_unknown_name_or_an_overlong_password_costs_one_hash_like_a_wrong_password(
+        accounts: Accounts, monkeypatch: pytest.MonkeyPatch) -> None:
+    from chainlit_app import accounts as module
+
+    accounts.add_user("alice", "correct horse")
+    calls = []
+    real = module._scrypt
+    monkeypatch.setattr(module, "_scrypt", lambda *a: calls.append(a) or real(*a))
+    for name, password in (("alice", "wrong"), ("mallory", "correct horse"), ("alice", "x" * 5000)):
+        calls.clear()
+        assert accounts.verify(name, password) is False
+        assert len(calls) == 1  # the same work whatever is wrong, so timing tells nothing

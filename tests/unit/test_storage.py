@@ -107,9 +107,22 @@ def test_nobody_logged_in_gets_401(client: TestClient) -> None:
     assert client.get("/glm1m/files/alice-id/element-1/report%201.pdf").status_code == 401
 
 
-def test_traversal_in_the_url_is_not_served(client: TestClient) -> None:
+async def test_traversal_in_the_url_is_not_served(storage: LocalStorage, tmp_path: Path) -> None:
+    # The owner check passes for every key here, so only the store's own path guard stands
+    # between the URL and a file beside the store.
+    (tmp_path / "secret").write_bytes(b"not for the web")
+    await storage.upload_file(ALICE_KEY, b"%PDF-1.7")  # alice-id/ exists, so ../.. resolves
+
+    async def owns_everything(key: str) -> str:
+        return "alice"
+
+    app = FastAPI()
+    mount_first(app, file_router(storage, owns_everything))
+    client = TestClient(app)
     log_in(client, user("alice"))
-    assert client.get("/glm1m/files/alice-id/%2e%2e/%2e%2e/%2e%2e/etc/passwd").status_code == 404
+    # Encoded slashes keep it one segment, so the HTTP client does not fold the dots away first.
+    response = client.get("/glm1m/files/alice-id/%2e%2e%2f%2e%2e%2fsecret")
+    assert response.status_code == 404 and b"not for the web" not in response.content
 
 
 def test_html_is_a_download_never_a_page(client: TestClient) -> None:

@@ -99,4 +99,7 @@ def test_a_hundred_thousand_rows_are_read_in_bounded_chunks_in_order(tmp_path) -
         sizes.append(len(chunk))
         last = chunk
     assert max(sizes) <= CHUNK_ROWS and sum(sizes) == 100_000
+    assert len(sizes) == -(-100_000 // CHUNK_ROWS) > 1  # read in pieces, not all at once
+    texts = [t for chunk in read_chunks(source) for t in chunk["text"]]
+    assert texts == [f"第{i}行 row {i}" for i in range(100_000)]
     assert last["text"].iloc[-1] == "第99999行 row 99999"
