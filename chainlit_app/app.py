@@ -69,6 +69,10 @@ def open_accounts_and_history():
     except UserFacingError as error:
         print(f"glm1m: {error}", file=sys.stderr)
         raise SystemExit(2) from None
+    except OSError as error:  # a data dir this user cannot create or write
+        print(f"glm1m: cannot use {error.filename or settings.data_dir} ({error.strerror}); give "
+              f"GLM1M_DATA_DIR a folder this user can write.", file=sys.stderr)
+        raise SystemExit(2) from None
     mount_first(chainlit.server.app, file_router(storage, data.file_owner))
     return accounts, data
 

@@ -77,5 +77,8 @@ def from_thread(system_prompt: str, steps: list[dict]) -> Conversation:
 def is_turn(step: dict) -> bool:
     metadata = step.get("metadata") or {}
     if isinstance(metadata, str):  # some data layers hand metadata back as JSON text
-        metadata = json.loads(metadata or "{}")
-    return bool(metadata.get(CHAT_TURN))
+        try:
+            metadata = json.loads(metadata or "{}")
+        except ValueError:  # unreadable: not a mark glm1m wrote, so not a turn
+            return False
+    return isinstance(metadata, dict) and bool(metadata.get(CHAT_TURN))
