@@ -35,6 +35,8 @@ class AuthedApp:
         self.starts = 0
 
     def start(self) -> None:
+        if self.service is not None:  # also after a SIGKILL: reap it and its process group
+            self.service.stop()
         port = free_port()
         self.starts += 1
         self.url = f"http://127.0.0.1:{port}"
@@ -45,7 +47,6 @@ class AuthedApp:
         self.service.wait_ready(120)
 
     def restart(self) -> None:
-        self.service.stop()
         self.start()
 
     def login(self, name: str) -> httpx.Client:
@@ -75,11 +76,12 @@ def authed(model_server, fault_proxy, tmp_path_factory) -> Iterator[AuthedApp]:
                   GLM1M_DEMO="true", GLM1M_AUTH="true", GLM1M_DATA_DIR=str(data_dir),
                   GLM1M_METRICS_PORT="0", GLM1M_MAX_TOKENS="12", GLM1M_TRANSLATE_MAX_TOKENS="8")
     app = AuthedApp(data_dir, tmp_path_factory.mktemp("authed-logs"), env)
-    app.start()
     try:
+        app.start()
         yield app
     finally:
-        app.service.stop()
+        if app.service is not None:
+            app.service.stop()
 
 
 def write_csv(path: Path, texts: list[str]) -> Path:
@@ -126,7 +128,10 @@ async def test_history_and_files_survive_a_restart_and_the_thread_resumes(authed
     assert "hello, remember me" in outputs and answer in outputs
     url = stored_file_url(thread, "rows.translated.csv")
     assert url, "the translated CSV is kept with the thread"
-    assert alice.get(url).content == produced
+    download = alice.get(url)
+    assert download.content == produced
+    assert download.headers["content-disposition"].startswith("attachment")  # a file, not a page
+    assert download.headers["x-content-type-options"] == "nosniff"
 
     resumed = authed.session(alice, thread_id)
     await resumed.connect()
@@ -134,8 +139,10 @@ async def test_history_and_files_survive_a_restart_and_the_thread_resumes(authed
     healthy_proxy.reset()
     await resumed.ask("and now?")
     sent = healthy_proxy.journal[-1][0]["messages"]
-    assert {"role": "user", "content": "hello, remember me"} in sent
-    assert {"role": "assistant", "content": answer} in sent  # the model sees the resumed history
+    # The model sees the resumed history, and only the chat: no status line of the translation.
+    assert [m for m in sent if m["role"] != "system"] == [
+        {"role": "user", "content": "hello, remember me"}, {"role": "assistant", "content": answer},
+        {"role": "user", "content": "and now?"}]
     await resumed.close()
 
 
@@ -145,9 +152,13 @@ async def test_one_user_cannot_list_open_resume_or_download_anothers_work(authed
     url = stored_file_url(alice.get(f"/project/thread/{thread_id}").json(), "rows.translated.csv")
     assert alice.get(url).content == produced
 
+    def listing(http: httpx.Client) -> list[str]:
+        reply = http.post("/project/threads", json={"pagination": {"first": 50}, "filter": {}})
+        return [t["id"] for t in reply.json()["data"]]
+
+    assert thread_id in listing(alice)  # the listing works, so its absence below means something
     bob = authed.login("bob")
-    listed = bob.post("/project/threads", json={"pagination": {"first": 50}, "filter": {}}).json()
-    assert thread_id not in [t["id"] for t in listed["data"]]
+    assert thread_id not in listing(bob)
     assert bob.get(f"/project/thread/{thread_id}").status_code in (401, 403, 404)
     assert bob.get(url).status_code == 404  # as if it did not exist
     assert httpx.get(authed.url + url, timeout=30).status_code == 401  # not logged in
@@ -178,8 +189,10 @@ async def test_app_killed_mid_batch_resumes_in_the_reopened_thread_without_losin
     thread_id = next(m["threadId"] for m in chat.messages() if m.get("threadId"))
     authed.service.signal(signal.SIGKILL)  # no shutdown, no flush: a crash
     authed.service.wait_exit(30)
-    output, = (authed.data_dir / "translations" / thread_id).glob("*/batch.translated.csv")
-    kept = {json.loads(line)["i"] for line in checkpoint_path(output).read_text().splitlines()
+    # The job's folder under the thread's; only the checkpoint exists yet (the CSV comes at the end).
+    progress, = (authed.data_dir / "translations" / thread_id).glob(
+        "*/" + checkpoint_path(Path("batch.translated.csv")).name)
+    kept = {json.loads(line)["i"] for line in progress.read_text().splitlines()
             if line.startswith('{"i"')}  # a line cut short by the kill is not a finished row
     assert len(kept) >= 20  # some rows were done and kept (as soon as each finished)
 

@@ -47,7 +47,7 @@ async def outcome(chat: ChainlitSession, case: corpus.Case) -> tuple[list[str], 
 
 
 async def test_every_bad_input_gets_a_sentence_or_a_result_and_nothing_is_lost(
-        app, chat: ChainlitSession, tmp_path) -> None:
+        app, chat: ChainlitSession, tmp_path, data_dir) -> None:
     await chat.change_settings({"system_prompt": "", "temperature": 1.0, "max_tokens": 8})
     start = await chat.ask("first question")
     first_answer = chat.answers(start)[-1]["output"]
@@ -58,19 +58,26 @@ async def test_every_bad_input_gets_a_sentence_or_a_result_and_nothing_is_lost(
         seen[case.what] = errors
         if case.expect == "error":
             assert len(errors) == 1 and is_sentence(errors[0]), (case.what, errors)
+            assert any(phrase in errors[0] for phrase in case.says), (case.what, errors)
             continue
         assert element is not None and not errors, (case.what, errors)
-        assert "/" not in element["name"] and "\x00" not in element["name"]
-        assert len(element["name"].encode()) < 255
+        assert element["name"] == (case.output or case.name[:-4] + ".translated.csv"), case.what
         rows = list(csv.DictReader(io.StringIO((await chat.download(element)).decode("utf-8-sig"))))
+        assert tuple(r["text"] for r in rows) == case.texts, case.what  # decoded, whole, in order
         # Every row is back: translated, marked failed with the reason, or empty (passed through).
-        assert rows and all(r["translation"] or r["translation_error"] or not r["text"].strip()
-                            for r in rows), case.what
+        assert all(r["translation"] or r["translation_error"] or not r["text"].strip()
+                   for r in rows), case.what
+    # Whatever the browser called a file, outputs stay in translations/<thread>/<job>/ (any test
+    # app's data dir lies under the same log folder).
+    outputs = list(data_dir.parent.rglob("*.translated.csv"))
+    assert outputs and all(p.parent.parent.parent.name == "translations" for p in outputs), outputs
     assert httpx.get(app.url, timeout=10).status_code == 200  # the app is still up
 
     app.proxy.reset()
     start = await chat.ask("second question")
     assert chat.answers(start)
     sent = app.proxy.journal[-1][0]["messages"]
-    assert {"role": "user", "content": "first question"} in sent
-    assert {"role": "assistant", "content": first_answer} in sent
+    # Exactly the conversation: no status line or error from the bad files became a turn.
+    assert [m for m in sent if m["role"] != "system"] == [
+        {"role": "user", "content": "first question"}, {"role": "assistant", "content": first_answer},
+        {"role": "user", "content": "second question"}]

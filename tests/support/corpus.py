@@ -18,6 +18,9 @@ class Case:
     data: bytes
     mime: str
     expect: str  # "error": one sentence, no file; "file": a translated CSV comes back
+    says: tuple[str, ...] = ()  # "error": the sentence holds one of these
+    texts: tuple[str, ...] = ()  # "file": the text column that comes back, row by row
+    output: str = ""  # "file", where it differs from NAME.translated.csv: the output's name
 
     @property
     def kind(self) -> str:
@@ -57,40 +60,55 @@ def csv_of(rows: list[str], header: str = "id,text", encoding: str = "utf-8") ->
 def pdf_cases(tmp: Path) -> list[Case]:
     whole = pdf_bytes(tmp, [f"Page {i} of the contract. " * 40 for i in range(1, 9)])
     return [
-        Case("password-protected PDF", "locked.pdf", encrypted(tmp), "application/pdf", "error"),
+        Case("password-protected PDF", "locked.pdf", encrypted(tmp), "application/pdf", "error",
+             ("is password-protected",)),
         Case("corrupt PDF (header, then garbage)", "corrupt.pdf", b"%PDF-1.7\n" + bytes(range(256)) * 40,
-             "application/pdf", "error"),
-        Case("truncated PDF (first half)", "cut.pdf", whole[: len(whole) // 2], "application/pdf", "error"),
-        Case("PDF with zero pages", "empty.pdf", ZERO_PAGES, "application/pdf", "error"),
-        Case("image-only (scanned) PDF", "scan.pdf", image_only(tmp), "application/pdf", "error"),
-        Case("PNG renamed .pdf", "photo.pdf", b"\x89PNG\r\n\x1a\n" + bytes(200), "application/pdf", "error"),
-        Case("empty file named .pdf", "nothing.pdf", b"", "application/pdf", "error"),
+             "application/pdf", "error", ("is damaged or incomplete", "is not a PDF")),
+        Case("truncated PDF (first half)", "cut.pdf", whole[: len(whole) // 2], "application/pdf", "error",
+             ("is damaged or incomplete",)),
+        Case("PDF with zero pages", "empty.pdf", ZERO_PAGES, "application/pdf", "error", ("has no pages",)),
+        Case("image-only (scanned) PDF", "scan.pdf", image_only(tmp), "application/pdf", "error",
+             ("no text that can be extracted",)),
+        Case("PNG renamed .pdf", "photo.pdf", b"\x89PNG\r\n\x1a\n" + bytes(200), "application/pdf", "error",
+             ("is not a PDF",)),
+        Case("empty file named .pdf", "nothing.pdf", b"", "application/pdf", "error", ("is empty",)),
     ]
 
 
 def csv_cases() -> list[Case]:
     return [
-        Case("empty CSV", "empty.csv", b"", "text/csv", "error"),
-        Case("header only", "header.csv", b"id,text\n", "text/csv", "error"),
+        Case("empty CSV", "empty.csv", b"", "text/csv", "error", ("is empty",)),
+        Case("header only", "header.csv", b"id,text\n", "text/csv", "error", ("has a header but no rows",)),
         Case("GBK-encoded Chinese", "gbk.csv", csv_of(["1,本合同自签字之日起生效", "2,甲方应按时付款"], encoding="gbk"),
-             "text/csv", "file"),
-        Case("UTF-8 with BOM", "bom.csv", b"\xef\xbb\xbf" + csv_of(["1,hello", "2,world"]), "text/csv", "file"),
+             "text/csv", "file", texts=("本合同自签字之日起生效", "甲方应按时付款")),
+        Case("UTF-8 with BOM", "bom.csv", b"\xef\xbb\xbf" + csv_of(["1,hello", "2,world"]), "text/csv", "file",
+             texts=("hello", "world")),
         Case("quoted newlines", "quoted.csv", csv_of(['1,"first line\nsecond line"', '2,"a ""quoted"" word"']),
-             "text/csv", "file"),
-        Case("rows shorter than the header", "short.csv", csv_of(["1,one", "2", "3,three"]), "text/csv", "file"),
-        Case("rows longer than the header", "ragged.csv", csv_of(["1,one", "2,two,extra,cells"]), "text/csv", "error"),
+             "text/csv", "file", texts=("first line\nsecond line", 'a "quoted" word')),
+        Case("rows shorter than the header", "short.csv", csv_of(["1,one", "2", "3,three"]), "text/csv", "file",
+             texts=("one", "", "three")),
+        Case("rows longer than the header", "ragged.csv", csv_of(["1,one", "2,two,extra,cells"]), "text/csv", "error",
+             ("malformed row", "is not a readable CSV")),
+        # Written back with a leading quote, so a spreadsheet shows the text instead of running it.
         Case("formula cells", "formulas.csv", csv_of(["1,=HYPERLINK(\"http://x\")", "2,+cmd", "3,-5"]),
-             "text/csv", "file"),
-        Case("a 10 MB single cell", "huge-cell.csv", csv_of(["1," + "长" * 3_500_000]), "text/csv", "file"),
-        Case("undecodable bytes", "binary.csv", b"id,text\n1," + bytes(range(128, 256)) * 50, "text/csv", "error"),
+             "text/csv", "file", texts=("'=HYPERLINK(\"http://x\")", "'+cmd", "-5")),
+        Case("a 10 MB single cell", "huge-cell.csv", csv_of(["1," + "长" * 3_500_000]), "text/csv", "file",
+             texts=("长" * 3_500_000,)),
+        Case("undecodable bytes", "binary.csv", b"id,text\n1," + bytes(range(128, 256)) * 50, "text/csv", "error",
+             ("neither UTF-8 nor GBK",)),
     ]
 
 
 def name_cases() -> list[Case]:
     ok = csv_of(["1,hello", "2,你好"])
+    texts = ("hello", "你好")
     return [
-        Case("name with ../", "../../outside.csv", ok, "text/csv", "file"),
-        Case("name with a NUL byte", "nul\x00name.csv", ok, "text/csv", "file"),
-        Case("300-character name", "n" * 300 + ".csv", ok, "text/csv", "file"),
-        Case("non-ASCII name", "合同 2026（终版）.csv", ok, "text/csv", "file"),
+        Case("name with ../", "../../outside.csv", ok, "text/csv", "file", texts=texts,
+             output="outside.translated.csv"),
+        Case("name with a NUL byte", "nul\x00name.csv", ok, "text/csv", "file", texts=texts,
+             output="nul%00name.translated.csv"),  # the HTTP client sends the NUL percent-encoded
+        Case("300-character name", "n" * 300 + ".csv", ok, "text/csv", "file", texts=texts,
+             output="n" * 150 + ".translated.csv"),
+        Case("non-ASCII name", "合同 2026（终版）.csv", ok, "text/csv", "file", texts=texts,
+             output="合同 2026（终版）.translated.csv"),
     ]
