@@ -25,7 +25,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from glm1m import stack
+from glm1m.cli import up as stack
+from glm1m.settings import Settings
 from server import launch, process
 from tests.support.chainlit_client import ChainlitSession
 from tests.support.service import free_port
@@ -95,14 +96,15 @@ def main() -> None:
     folder = Path(tempfile.mkdtemp(prefix="glm1m-load-"))
     os.environ.update(GLM1M_DATA_DIR=str(folder / "data"), GLM1M_MAX_TOKENS="16",
                       GLM1M_TRANSLATE_MAX_TOKENS="8", GLM1M_METRICS_PORT="0")
+    settings = Settings()
     options = launch.resolve(launch.ServeOptions(demo=True, port=free_port(), max_model_len=8192,
-                                                 api_key="load-test-key"))
-    server = launch.start(options, log_path=str(folder / "vllm.log"))
+                                                 api_key="load-test-key"), settings)
+    server = launch.start(options, settings, log_path=str(folder / "vllm.log"))
     ui = None
     try:
         launch.wait_ready(server, options, str(folder / "vllm.log"))
         port = free_port()
-        ui = stack.start_ui(options, "127.0.0.1", port, str(folder / "chainlit.log"))
+        ui = stack.start_ui(options, "127.0.0.1", port, settings, str(folder / "chainlit.log"))
         url = f"http://127.0.0.1:{port}"
         stack.wait_ui(ui, url, str(folder / "chainlit.log"))
         began = time.perf_counter()

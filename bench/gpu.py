@@ -236,21 +236,21 @@ def followup_app(port: int) -> dict:
 
 
 async def _followup_app(port: int) -> dict:
-    from chainlit_app import documents
-    from chainlit_app.llm import ChatParams, Llm
-    from chainlit_app.settings import Settings
+    from glm1m.documents.answer import MapReduce, OpenDocument, answer
+    from glm1m.documents.budget import Strategy, measure
+    from glm1m.llm import ChatParams, Llm, LlmClient
+    from glm1m.settings import Settings
 
-    llm = Llm(Settings(base_url=f"http://127.0.0.1:{port}/v1", model=SERVED, request_timeout_s=3600))
+    llm = LlmClient(Settings(base_url=f"http://127.0.0.1:{port}/v1", model=SERVED, request_timeout_s=3600))
     try:
         pdf = await document_of(llm, FOLLOWUP_DOC_TOKENS)
-        budget = await documents.measure(pdf, llm, threshold=CONTEXT, answer_tokens=8)
-        plan = documents.map_reduce_plan(budget, 32_000, 8, 512)
+        budget = await measure(pdf, llm, threshold=CONTEXT)
+        doc = OpenDocument(pdf, budget, Strategy.WHOLE, MapReduce.within(budget, 32_000, 8, 512))
         params = ChatParams(temperature=0.0, max_tokens=8, extra={"ignore_eos": True})
         times = []
         for question in ("Summarise it.", "What is on page 3?", "Who wrote it?", "List the dates."):
             started = time.perf_counter()
-            async for _ in documents.answer(pdf, budget, documents.Strategy.WHOLE, question, llm,
-                                            params, plan):
+            async for _ in answer(doc, question, llm, params):
                 times.append(time.perf_counter() - started)
                 break
     finally:
@@ -261,7 +261,7 @@ async def _followup_app(port: int) -> dict:
 
 async def document_of(llm, tokens: int):
     """Pages of pseudo-words, sized with the server's tokenizer to about `tokens` tokens."""
-    from chainlit_app.pages import Page, PdfText
+    from glm1m.documents.pages import Page, DocumentText
 
     rng = random.Random(11)
     words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(2, 9)))
@@ -274,7 +274,7 @@ async def document_of(llm, tokens: int):
     per_page = await llm.count_text_tokens("\n\n".join(p.text for p in sample)) / len(sample)
     count = max(1, round(tokens / per_page))
     pages = sample + [page(n) for n in range(11, count + 1)]
-    return PdfText("bench.pdf", tuple(pages[:count]), count)
+    return DocumentText("bench.pdf", tuple(pages[:count]), count)
 
 
 def translate_app_vs_raw(port: int, out: Path, rows: int = 2000, concurrency: int = 64,
@@ -282,7 +282,7 @@ def translate_app_vs_raw(port: int, out: Path, rows: int = 2000, concurrency: in
     """CSV translation through the engine (CSV in, checkpoint, CSV out) vs `vllm bench serve` at
     the same concurrency, prompt shape and output length, alternating, two rounds each."""
     from bench import translate_vs_raw as tvr
-    from chainlit_app.translate import Job
+    from glm1m.translation.fanout import Job
 
     os.environ.setdefault("GLM1M_VLLM_PYTHON", sys.executable)
     root = f"http://127.0.0.1:{port}"

@@ -93,7 +93,7 @@ def ru_maxrss_mb() -> float:
 
 def measure(kind: str, pdf_path: str) -> Measurement:
     """Runs in a fresh spawned process: imports first, so the clock and RSS start are fair."""
-    from chainlit_app.pdf import extract
+    from glm1m.documents.pdf import extract
 
     start_rss = peak_rss_mb()
     started, cpu_started = time.perf_counter(), time.process_time()

@@ -27,11 +27,11 @@ import httpx
 from rich.console import Console
 from rich.table import Table
 
-from chainlit_app.batch import run_job
-from chainlit_app.llm import Llm
-from chainlit_app.settings import Settings
-from chainlit_app.table import open_source
-from chainlit_app.translate import Job
+from glm1m.translation.job import run_job
+from glm1m.llm import Llm, LlmClient
+from glm1m.settings import Settings
+from glm1m.translation.table import open_source
+from glm1m.translation.fanout import Job
 from server import launch, process
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,7 +67,7 @@ def run_raw(root: str, model_dir: str, rows: int, concurrency: int, input_len: i
             prefix_len: int, output_len: int, out_dir: Path, n: int) -> float:
     name = f"raw-{n}.json"
     subprocess.run([
-        launch.vllm_python(), "-m", "vllm.entrypoints.cli.main", "bench", "serve",
+        launch.vllm_python(Settings()), "-m", "vllm.entrypoints.cli.main", "bench", "serve",
         "--backend", "openai-chat", "--endpoint", "/v1/chat/completions", "--base-url", root,
         "--model", launch.SERVED_NAME, "--tokenizer", model_dir, "--dataset-name", "random",
         "--random-input-len", str(input_len - prefix_len), "--random-prefix-len", str(prefix_len),
@@ -81,7 +81,7 @@ def run_raw(root: str, model_dir: str, rows: int, concurrency: int, input_len: i
 async def run_app(root: str, rows: int, job: Job, out_dir: Path, n: int) -> float:
     csv_path = out_dir / f"rows-{n}.csv"
     write_rows(csv_path, rows, n)
-    llm = Llm(Settings(base_url=f"{root}/v1"))
+    llm = LlmClient(Settings(base_url=f"{root}/v1"))
     try:
         started = time.perf_counter()
         summary = await run_job(open_source(csv_path), job, llm, out_dir / f"app-{n}.csv")
@@ -102,11 +102,12 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8010)
     args = parser.parse_args()
 
+    settings = Settings()
     options = launch.resolve(launch.ServeOptions(
         model=args.model or launch.DEFAULT_MODEL, demo=args.model is None, port=args.port,
-        max_model_len=8192, gpu=launch.machine_has_gpu()))
+        max_model_len=8192, gpu=launch.machine_has_gpu()), settings)
     work = Path(tempfile.mkdtemp(prefix="glm1m-bench-"))
-    server = launch.start(options, log_path=str(work / "vllm.log"))
+    server = launch.start(options, settings, log_path=str(work / "vllm.log"))
     try:
         launch.wait_ready(server, options, str(work / "vllm.log"))
         root = options.base_url

@@ -22,17 +22,14 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from chainlit_app.errors import UserFacingError
+from glm1m.errors import HistoryError
 from chainlit_app.history_schema import migrate, schema_problems
-from chainlit_app.settings import Settings
-from chainlit_app.uploads import UUID
+from glm1m.settings import Settings
+from glm1m.files import UUID
 
 SQLITE_BUSY_TIMEOUT_S = 30
 T = TypeVar("T")
 
-
-class HistoryError(UserFacingError):
-    """The history database cannot be opened or does not fit; the message says what to do."""
 
 
 class HistoryDataLayer(SQLAlchemyDataLayer):

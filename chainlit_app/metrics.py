@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from prometheus_client import Counter, start_http_server
 
-from chainlit_app.errors import ContextTooLong, ServerBusy, ServerError, ServerUnavailable
-from chainlit_app.table import CsvError
+from glm1m.errors import ContextTooLong, ServerBusy, ServerError, ServerUnavailable
+from glm1m.errors import CsvError
 
 CHAT_ANSWERS = Counter("glm1m_chat_answers", "Chat answers streamed to a user (stopped ones too)")
 DOCUMENTS = Counter("glm1m_documents_processed", "Documents read and answered about")

@@ -23,7 +23,7 @@ from chainlit.user import PersistedUser, User
 from fastapi import APIRouter, Depends, FastAPI, HTTPException
 from fastapi.responses import FileResponse
 
-from chainlit_app.atomic import write_whole
+from glm1m.files import write_whole
 
 FILES_URL = "/glm1m/files"
 # Shown in the page; anything else (HTML, SVG, scripts) is sent as a download, never rendered.

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
-import re
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath, PureWindowsPath
+from pathlib import PurePosixPath
 from typing import Protocol
 
 
@@ -47,27 +45,3 @@ def sort_uploads(elements: list[UploadedFile]) -> Uploads:
             uploads.glossary = named[:1]
             uploads.csv = [f for f in uploads.csv if f is not named[0]]
     return uploads
-
-
-UNSAFE_IN_NAMES = re.compile(r"[\x00-\x1f\x7f/\\:*?\"<>|]")
-MAX_STEM_BYTES = 150  # the folder's own path and ".translated.csv" must fit too (255 a name)
-
-
-def output_stem(uploaded_name: str, fallback: str = "upload") -> str:
-    """A file-name stem made from what the browser sent as a name, which may hold anything: the
-    last path part (either slash), no NUL or control characters, cut whole-character at 150
-    UTF-8 bytes."""
-    last = PureWindowsPath(PurePosixPath(uploaded_name).name).name
-    stem = UNSAFE_IN_NAMES.sub("_", PurePosixPath(last).stem).strip(" .")
-    # Cut the bytes, then drop a character the cut split in two.
-    stem = stem.encode("utf-8")[:MAX_STEM_BYTES].decode("utf-8", "ignore")
-    return stem or fallback
-
-
-UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-
-
-def folder_name(ident: str) -> str:
-    """A folder name for a thread or session id. Those come from the browser (Chainlit takes them
-    from the socket's auth payload unchecked), so anything but a UUID is replaced by its hash."""
-    return ident if UUID.fullmatch(ident) else hashlib.sha256(ident.encode()).hexdigest()[:32]

@@ -8,16 +8,17 @@ import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import httpx
-
+from glm1m.errors import StartFailed
+from glm1m.settings import Settings
 from server import process
 from server.gpus import detect_gpus
 
-ROOT = Path(__file__).resolve().parents[1]
+# The source checkout this module runs from, when it does (`make setup` builds the demo model and
+# .venv-server there); an installed glm1m has none and keeps its runtime files in the data dir.
+CHECKOUT = Path(__file__).resolve().parents[1]
 DEFAULT_MODEL = "THUDM/glm-4-9b-chat-1m-hf"  # the HF-format checkpoint (GlmForCausalLM)
 SERVED_NAME = "glm-4-9b-chat-1m"
-DEMO_MODEL_DIR = ROOT / "data" / "demo-model"
-SERVER_VENV_PYTHON = ROOT / ".venv-server" / "bin" / "python"
+DEMO_BUILDER = CHECKOUT / "data" / "make_demo_model.py"
 GPU_MAX_MODEL_LEN = 1_048_576
 # On CPU the demo model's KV cache lives in VLLM_CPU_KVCACHE_SPACE GiB; 32K tokens keeps
 # prompts realistic while a 1 GiB cache still holds many of them.
@@ -45,9 +46,17 @@ class ServeOptions:
         return f"http://{host}:{self.port}"
 
 
-def resolve(options: ServeOptions) -> ServeOptions:
+def in_checkout() -> bool:
+    return DEMO_BUILDER.exists()
+
+
+def demo_model_dir(settings: Settings) -> Path:
+    return CHECKOUT / "data" / "demo-model" if in_checkout() else settings.data_dir / "demo-model"
+
+
+def resolve(options: ServeOptions, settings: Settings) -> ServeOptions:
     """Fill in what depends on the machine: the model for --demo and the context length."""
-    model = str(DEMO_MODEL_DIR) if options.demo else options.model
+    model = str(demo_model_dir(settings)) if options.demo else options.model
     max_len = options.max_model_len or (GPU_MAX_MODEL_LEN if options.gpu else CPU_MAX_MODEL_LEN)
     return replace(options, model=model, max_model_len=max_len)
 
@@ -56,11 +65,12 @@ def machine_has_gpu() -> bool:
     return bool(detect_gpus())
 
 
-def vllm_python() -> str:
-    configured = os.environ.get("GLM1M_VLLM_PYTHON")
-    if configured:
-        return configured
-    return str(SERVER_VENV_PYTHON) if SERVER_VENV_PYTHON.exists() else sys.executable
+def vllm_python(settings: Settings) -> str:
+    """GLM1M_VLLM_PYTHON, else the checkout's .venv-server (make setup), else this python."""
+    if settings.vllm_python:
+        return str(settings.vllm_python)
+    venv = CHECKOUT / ".venv-server" / "bin" / "python"
+    return str(venv) if venv.exists() else sys.executable
 
 
 def vllm_command(options: ServeOptions, python: str) -> list[str]:
@@ -92,19 +102,24 @@ def vllm_env(options: ServeOptions) -> dict[str, str]:
     return env
 
 
-def ensure_demo_model() -> None:
+def ensure_demo_model(settings: Settings) -> None:
     """The demo weights are built, never committed: build them on first use (a few seconds)."""
-    if not (DEMO_MODEL_DIR / "model.safetensors").exists():
-        subprocess.run([vllm_python(), str(ROOT / "data" / "make_demo_model.py"), str(DEMO_MODEL_DIR)],
-                       check=True)
+    folder = demo_model_dir(settings)
+    if (folder / "model.safetensors").exists():
+        return
+    if not in_checkout():
+        raise StartFailed(f"the demo model is built by data/make_demo_model.py of a glm1m checkout "
+                          f"and there is none in {folder}; run `make run` in a checkout, or serve "
+                          f"a real model with --model PATH.")
+    subprocess.run([vllm_python(settings), str(DEMO_BUILDER), str(folder)], check=True)
 
 
-def start(options: ServeOptions, log_path: str | None = None) -> subprocess.Popen:
+def start(options: ServeOptions, settings: Settings, log_path: str | None = None) -> subprocess.Popen:
     # Another server on the port would answer our readiness probe while ours fails to bind.
     process.require_free_port(options.host, options.port, "the model server")
     if options.demo:
-        ensure_demo_model()
-    return process.start(vllm_command(options, vllm_python()), env=vllm_env(options),
+        ensure_demo_model(settings)
+    return process.start(vllm_command(options, vllm_python(settings)), env=vllm_env(options),
                          log_path=log_path, cpus=None if options.gpu else server_cpus())
 
 
@@ -118,6 +133,8 @@ def server_cpus() -> set[int] | None:
 
 def answers_one_token(options: ServeOptions) -> bool:
     """Ready means a real completion works: vLLM can pass /health and die on its first request."""
+    import httpx  # here, not at the top: `glm1m --help` imports this module
+
     headers = {"Authorization": f"Bearer {options.api_key}"} if options.api_key else {}
     try:
         health = httpx.get(f"{options.base_url}/health", timeout=5)

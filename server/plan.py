@@ -12,6 +12,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
+from glm1m.errors import PlanError
+
 GIB = 1024**3
 KIB = 1024
 
@@ -37,10 +39,6 @@ OVERHEAD_BYTES = int(2.23 * GIB)
 # Honest context lengths are rounded down to a multiple of this: a round number, slightly under
 # the exact KV capacity, that vLLM accepts as --max-model-len.
 CONTEXT_STEP = 1024
-
-
-class PlanError(Exception):
-    """A plan that cannot be made; the message is the one sentence the user sees."""
 
 
 @dataclass(frozen=True)

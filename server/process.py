@@ -9,6 +9,8 @@ import subprocess
 import time
 from collections.abc import Callable
 
+from glm1m.errors import StartFailed
+
 STOP_GRACE_S = 30.0
 
 
@@ -39,10 +41,6 @@ def _signal_group(proc: subprocess.Popen, sig: signal.Signals) -> None:
         os.killpg(proc.pid, sig)
     except ProcessLookupError:
         pass
-
-
-class StartFailed(RuntimeError):
-    """A child process exited or never became ready; the message says which and where to look."""
 
 
 def require_free_port(host: str, port: int, what: str) -> None:

@@ -83,6 +83,15 @@ def fault_proxy(model_server: ModelServer) -> Iterator[FaultProxy]:
     proxy.close()
 
 
+def ui_launch(port: int, data_dir: Path) -> tuple[list[str], str]:
+    """The command and working directory `glm1m up` starts the UI with (the installed package's
+    app.py, run in DATA_DIR/ui with the shipped config)."""
+    from glm1m.cli.up import prepare_ui_root, ui_command
+    from glm1m.settings import Settings
+
+    return ui_command("127.0.0.1", port), str(prepare_ui_root(Settings(data_dir=data_dir)))
+
+
 def app_env(**overrides: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GLM1M_")}
     env.update(overrides)
@@ -97,9 +106,9 @@ def app(model_server: ModelServer, fault_proxy: FaultProxy, log_dir: Path, data_
                   GLM1M_METRICS_PORT=str(metrics_port),
                   GLM1M_MAX_TOKENS="3000", GLM1M_RETRIES="1", GLM1M_TRANSLATE_MAX_TOKENS="16",
                   GLM1M_DATA_DIR=str(data_dir))
-    service = Service("chainlit", [sys.executable, "-m", "chainlit", "run", "chainlit_app/app.py",
-                                   "--host", "127.0.0.1", "--port", str(port), "--headless"],
-                      ready=r"Your app is available at", log_dir=log_dir, env=env, cwd=str(ROOT))
+    command, cwd = ui_launch(port, data_dir)
+    service = Service("chainlit", command, ready=r"Your app is available at", log_dir=log_dir,
+                      env=env, cwd=cwd)
     try:
         service.wait_ready(APP_START_TIMEOUT_S)
         yield App(f"http://127.0.0.1:{port}", fault_proxy, model_server, service,

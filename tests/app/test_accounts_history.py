@@ -17,8 +17,8 @@ import httpx
 import pytest
 import socketio
 
-from chainlit_app.batch import checkpoint_path
-from tests.conftest import ROOT, app_env
+from glm1m.translation.job import checkpoint_path
+from tests.conftest import ROOT, app_env, ui_launch
 from tests.support.chainlit_client import ChainlitSession
 from tests.support.service import Service, free_port
 
@@ -40,10 +40,10 @@ class AuthedApp:
         port = free_port()
         self.starts += 1
         self.url = f"http://127.0.0.1:{port}"
-        self.service = Service(f"chainlit-auth-{self.starts}", [
-            sys.executable, "-m", "chainlit", "run", "chainlit_app/app.py", "--host", "127.0.0.1",
-            "--port", str(port), "--headless"], ready=r"Your app is available at",
-            log_dir=self.log_dir, env=self.env, cwd=str(ROOT))
+        command, cwd = ui_launch(port, self.data_dir)
+        self.service = Service(f"chainlit-auth-{self.starts}", command,
+                               ready=r"Your app is available at", log_dir=self.log_dir,
+                               env=self.env, cwd=cwd)
         self.service.wait_ready(120)
 
     def restart(self) -> None:

@@ -7,10 +7,14 @@ import time
 
 import pytest
 
-from chainlit_app import documents
-from chainlit_app.llm import ChatParams, Llm
-from chainlit_app.pdf import extract
-from chainlit_app.settings import Settings
+from glm1m.documents.answer import MapReduce, OpenDocument, answer, chunks_of
+from glm1m.documents.budget import Budget, Strategy, measure
+from glm1m.documents.pages import cited_pages
+from glm1m.documents.pdf import extract
+from glm1m.documents.split import split
+from glm1m.errors import DocumentError
+from glm1m.llm import ChatParams, Llm, LlmClient
+from glm1m.settings import Settings
 from tests.conftest import ROOT
 from tests.support.metrics import scrape
 from tests.support.pdfs import make_pdf, words_page
@@ -18,25 +22,25 @@ from tests.support.service import Service
 
 pytestmark = pytest.mark.server
 PARAMS = ChatParams(temperature=0.0, max_tokens=32)
-PLAN = documents.MapReduce(chunk_tokens=2000, concurrency=4, note_tokens=24)
+PLAN = MapReduce(chunk_tokens=2000, concurrency=4, note_tokens=24)
 
 
 @pytest.fixture
 async def llm(model_server) -> Llm:
-    client = Llm(Settings(base_url=model_server.base_url, retries=0))
+    client = LlmClient(Settings(base_url=model_server.base_url, retries=0))
     yield client
     await client.aclose()
 
 
-async def budget_for(pdf, llm: Llm) -> documents.Budget:
-    return await documents.measure(pdf, llm, threshold=6000, answer_tokens=PARAMS.max_tokens)
+async def budget_for(pdf, llm: Llm) -> Budget:
+    return await measure(pdf, llm, threshold=6000)
 
 
 async def test_token_count_is_the_servers_own(tmp_path, llm: Llm) -> None:
     pdf = extract(make_pdf(tmp_path / "a.pdf", [words_page(n, 200) for n in range(1, 4)]))
     budget = await budget_for(pdf, llm)
-    assert budget.tokens == await llm.count_text_tokens(documents.marked_text(pdf) + "\n\n") or \
-        abs(budget.tokens - await llm.count_text_tokens(documents.marked_text(pdf))) <= 3
+    assert budget.tokens == await llm.count_text_tokens(pdf.marked_text() + "\n\n") or \
+        abs(budget.tokens - await llm.count_text_tokens(pdf.marked_text())) <= 3
     assert budget.max_model_len == 8192 and budget.pages == 3
 
 
@@ -44,12 +48,13 @@ async def test_a_short_document_is_read_whole_and_follow_ups_hit_the_prefix_cach
         model_server, tmp_path, llm: Llm) -> None:
     pdf = extract(make_pdf(tmp_path / "short.pdf", [words_page(n, 250) for n in range(1, 6)]))
     budget = await budget_for(pdf, llm)
-    assert budget.default is documents.Strategy.WHOLE and 3000 < budget.tokens < 6000
+    assert budget.default(PARAMS.max_tokens) is Strategy.WHOLE and 3000 < budget.tokens < 6000
+    doc = OpenDocument(pdf, budget, Strategy.WHOLE, PLAN)
     ttft = []
     for question in ("What does page 2 say?", "And page 4?"):
         hits_before = scrape(model_server.root)["vllm:prefix_cache_hits_total"]
         started = time.perf_counter()
-        stream = documents.answer(pdf, budget, budget.default, question, llm, PARAMS, PLAN)
+        stream = answer(doc, question, llm, PARAMS)
         await anext(stream)
         ttft.append(time.perf_counter() - started)
         await stream.aclose()
@@ -64,17 +69,17 @@ async def test_past_the_served_context_only_map_reduce_is_offered_and_it_runs(
     pdf = extract(make_pdf(tmp_path / "long.pdf", [words_page(n, 300) for n in range(1, 13)]))
     budget = await budget_for(pdf, llm)
     assert budget.tokens > budget.max_model_len
-    assert budget.offered == [documents.Strategy.MAP_REDUCE]
-    with pytest.raises(documents.UserFacingError, match="cannot be read whole"):
-        documents.check_strategy(budget, documents.Strategy.WHOLE)
-    chunks = documents.split(pdf, budget, PLAN.chunk_tokens)
+    assert budget.offered(PARAMS.max_tokens) == [Strategy.MAP_REDUCE]
+    with pytest.raises(DocumentError, match="cannot be read whole"):
+        budget.check(Strategy.WHOLE, PARAMS.max_tokens)
+    doc = OpenDocument(pdf, budget, Strategy.MAP_REDUCE, PLAN)
+    chunks = chunks_of(doc)
     assert len(chunks) > 5 and chunks[0].first_page == 1 and chunks[-1].last_page == 12
     assert all(a.last_page <= b.first_page for a, b in zip(chunks, chunks[1:]))
     before = scrape(model_server.root)["vllm:request_success_total"]
     stages = []
-    text = "".join([p async for p in documents.answer(
-        pdf, budget, documents.Strategy.MAP_REDUCE, "summary", llm, PARAMS, PLAN,
-        lambda stage, done, total: stages.append((stage, done, total)))])
+    text = "".join([p async for p in answer(
+        doc, "summary", llm, PARAMS, lambda p: stages.append((p.stage, p.done, p.total)))])
     assert text
     assert scrape(model_server.root)["vllm:request_success_total"] - before == len(chunks) + 1
     assert stages[-1] == ("combining notes", len(chunks), len(chunks))
@@ -82,14 +87,12 @@ async def test_past_the_served_context_only_map_reduce_is_offered_and_it_runs(
 
 def test_cited_pages_are_parsed_and_bounded() -> None:
     answer = "Costs rise [p. 3] and fall [p. 5-6]; see also [p. 99] and [p.3]."
-    assert documents.cited_pages(answer, page_count=10) == [3, 5, 6]
+    assert cited_pages(answer, page_count=10) == [3, 5, 6]
 
 
 def test_chinese_sentences_split_at_their_ends(tmp_path) -> None:
     pdf = extract(make_pdf(tmp_path / "zh.pdf", ["合同条款第一条。" * 200, "第二页内容！" * 200], chinese=True))
-    budget = documents.Budget(pages=2, tokens=2000, chars=sum(len(p.text) for p in pdf.pages),
-                              max_model_len=8192, threshold=6000, answer_tokens=32)
-    chunks = documents.split(pdf, budget, chunk_tokens=300)
+    chunks = split(pdf, chunk_chars=300 * sum(len(p.text) for p in pdf.pages) // 2000)
     assert len(chunks) > 2
     assert all(c.text.rstrip().endswith(("。", "！", "]")) for c in chunks[:-1])
 

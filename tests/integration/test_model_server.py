@@ -8,10 +8,10 @@ import asyncio
 import httpx
 import pytest
 
-from chainlit_app.conversation import Conversation
-from chainlit_app.errors import ContextTooLong, ServerError
-from chainlit_app.llm import ChatParams, Llm
-from chainlit_app.settings import Settings
+from glm1m.chat import Conversation
+from glm1m.errors import ContextTooLong, ServerError
+from glm1m.llm import ChatParams, Llm, LlmClient
+from glm1m.settings import Settings
 from tests.support.metrics import eventually, running, scrape
 
 pytestmark = pytest.mark.server
@@ -20,7 +20,7 @@ GREEDY = ChatParams(temperature=0.0, max_tokens=60)
 
 @pytest.fixture
 async def llm(model_server) -> Llm:
-    client = Llm(Settings(base_url=model_server.base_url, retries=0))
+    client = LlmClient(Settings(base_url=model_server.base_url, retries=0))
     yield client
     await client.aclose()
 
@@ -127,7 +127,7 @@ def test_v1_refuses_a_request_without_the_generated_key(model_server) -> None:
 
 
 async def test_a_client_with_the_wrong_key_gets_a_sentence_saying_so(model_server) -> None:
-    client = Llm(Settings(base_url=model_server.base_url, api_key="not-the-key", retries=0))
+    client = LlmClient(Settings(base_url=model_server.base_url, api_key="not-the-key", retries=0))
     try:
         with pytest.raises(ServerError, match="refused glm1m's API key"):
             await collect(client, ask("hi"), ChatParams(1.0, 4))

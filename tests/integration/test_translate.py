@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from chainlit_app.batch import checkpoint_path, run_job
-from chainlit_app.llm import Llm
-from chainlit_app.settings import Settings
-from chainlit_app.table import open_source
-from chainlit_app.translate import Job
+from glm1m.translation.job import checkpoint_path, run_job
+from glm1m.llm import Llm, LlmClient
+from glm1m.settings import Settings
+from glm1m.translation.table import open_source
+from glm1m.translation.fanout import Job
 from tests.conftest import ROOT
 from tests.support.service import Service
 
@@ -41,7 +41,7 @@ def read_output(path: Path) -> list[dict[str, str]]:
 
 @pytest.fixture
 def llm_via_proxy(healthy_proxy):
-    return Llm(Settings(base_url=f"{healthy_proxy.url}/v1"))
+    return LlmClient(Settings(base_url=f"{healthy_proxy.url}/v1"))
 
 
 async def test_thousand_rows_come_back_in_input_order(tmp_path, healthy_proxy, llm_via_proxy) -> None:

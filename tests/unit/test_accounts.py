@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from chainlit_app.accounts import (
+from glm1m.accounts import (
     AccountError,
     Accounts,
     PasswordHash,
     SECRET_ENV,
     ensure_auth_secret,
 )
-from chainlit_app.settings import Settings
+from glm1m.settings import Settings
 
 
 @pytest.fixture
@@ -124,7 +124,7 @@ def test_login_is_on_unless_the_demo_model_runs() -> None:
 
 def test_an_unknown_name_or_an_overlong_password_costs_one_hash_like_a_wrong_password(
         accounts: Accounts, monkeypatch: pytest.MonkeyPatch) -> None:
-    from chainlit_app import accounts as module
+    from glm1m import accounts as module
 
     accounts.add_user("alice", "correct horse")
     calls = []

@@ -2,7 +2,7 @@
 
 import json
 
-from chainlit_app.conversation import CHAT_TURN, from_thread
+from chainlit_app.resume import CHAT_TURN, from_thread
 
 
 def step(kind: str, output: str, metadata) -> dict:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from server.launch import ROOT, vllm_python
+from glm1m.settings import Settings
+from server.launch import CHECKOUT as ROOT, vllm_python
 
 BUILDER = ROOT / "data" / "make_demo_model.py"
 
@@ -16,7 +17,7 @@ BUILDER = ROOT / "data" / "make_demo_model.py"
 @pytest.fixture(scope="module")
 def full_size(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("full-size")
-    subprocess.run([vllm_python(), str(BUILDER), str(out), "--full-size"], check=True,
+    subprocess.run([vllm_python(Settings()), str(BUILDER), str(out), "--full-size"], check=True,
                    capture_output=True)
     return out
 

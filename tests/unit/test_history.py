@@ -16,10 +16,10 @@ from chainlit.step import StepDict
 from chainlit.types import Feedback, Pagination, ThreadDict, ThreadFilter
 from chainlit.user import User
 
-from chainlit_app.errors import UserFacingError
+from glm1m.errors import UserFacingError
 from chainlit_app.history import HistoryDataLayer, HistoryError, database_url, open_history
 from chainlit_app.history_schema import TABLES
-from chainlit_app.settings import Settings
+from glm1m.settings import Settings
 from chainlit_app.storage import LocalStorage
 
 # Chainlit's own dump of the SQL schema it documents for this data layer (2.x docs): it lacks

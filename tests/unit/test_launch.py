@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from glm1m import cli
-from glm1m.cli import build_parser, serve_options
+from glm1m.cli import serve as cli
+from glm1m.cli.main import build_parser
+from glm1m.cli.serve import serve_options
+from glm1m.settings import Settings
 from server import launch, process
 from server.gpus import Gpu, parse_gpu_line
 
 
 def options(**kw) -> launch.ServeOptions:
-    return launch.resolve(launch.ServeOptions(**kw))
+    return launch.resolve(launch.ServeOptions(**kw), Settings())
 
 
 def flag(cmd: list[str], name: str) -> str:
@@ -31,7 +33,7 @@ def test_gpu_serves_the_full_1m_context_with_cuda_graphs() -> None:
 
 def test_cpu_demo_serves_the_built_demo_model_eagerly() -> None:
     cmd = launch.vllm_command(options(demo=True, gpu=False), "python")
-    assert flag(cmd, "--model") == str(launch.DEMO_MODEL_DIR)
+    assert flag(cmd, "--model") == str(launch.demo_model_dir(Settings()))
     assert flag(cmd, "--max-model-len") == str(launch.CPU_MAX_MODEL_LEN)
     assert "--enforce-eager" in cmd
     assert launch.vllm_env(options(demo=True))["VLLM_CPU_KVCACHE_SPACE"] == "1"
@@ -50,12 +52,12 @@ RTX4090 = Gpu("NVIDIA GeForce RTX 4090", 24_564)
 
 
 def serve_args(monkeypatch: pytest.MonkeyPatch, gpus: list[Gpu], *argv: str):
-    monkeypatch.setattr(cli, "detect_gpus", lambda: gpus)
+    monkeypatch.setattr("server.gpus.detect_gpus", lambda: gpus)
     return serve_options(build_parser().parse_args(["serve", *argv]))
 
 
 def test_cli_without_gpu_or_model_falls_back_to_demo(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cli, "detect_gpus", lambda: [])
+    monkeypatch.setattr("server.gpus.detect_gpus", lambda: [])
     monkeypatch.delenv("MODEL", raising=False)
     args = build_parser().parse_args(["serve"])
     assert serve_options(args).demo
@@ -94,9 +96,9 @@ def test_two_gpus_with_layout_tensor_serve_one_tensor_parallel_engine(monkeypatc
 
 
 def test_impossible_request_is_one_sentence_not_a_vllm_trace(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
-    monkeypatch.setattr(cli, "detect_gpus", lambda: [RTX4090])
+    monkeypatch.setattr("server.gpus.detect_gpus", lambda: [RTX4090])
     code = cli.cmd_serve(build_parser().parse_args(["serve", "--max-model-len", "1048576"]))
-    out = capsys.readouterr().out.strip()
+    out = capsys.readouterr().err.strip()
     assert code == 2 and len(out.splitlines()) == 1
     assert "does not fit on one" in out and "--max-model-len" in out
 
@@ -143,11 +145,11 @@ def test_serve_generates_a_key_once_into_the_data_dir(monkeypatch: pytest.Monkey
 
 def test_listening_beyond_loopback_needs_expose_and_says_what_stays_open(
         monkeypatch: pytest.MonkeyPatch, capsys, tmp_path) -> None:
-    monkeypatch.setattr(cli, "detect_gpus", lambda: [H200])
+    monkeypatch.setattr("server.gpus.detect_gpus", lambda: [H200])
     monkeypatch.setenv("GLM1M_DATA_DIR", str(tmp_path))
     code = cli.cmd_serve(build_parser().parse_args(["serve", "--host", "0.0.0.0"]))
-    out = capsys.readouterr().out.strip()
+    out = capsys.readouterr().err.strip()
     assert code == 2 and len(out.splitlines()) == 1 and "--expose" in out and "/tokenize" in out
     options = serve_options(build_parser().parse_args(["serve", "--host", "0.0.0.0", "--expose"]))
     assert options.host == "0.0.0.0" and options.api_key
-    assert "/metrics" in capsys.readouterr().out
+    assert "/metrics" in capsys.readouterr().err

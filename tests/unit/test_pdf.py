@@ -9,8 +9,8 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from chainlit_app import pdf
-from chainlit_app.pdf import DocumentError, PdfLimits, extract
+from glm1m.documents import pdf
+from glm1m.documents.pdf import DocumentError, PdfLimits, extract
 
 
 def make_pdf(path: Path, texts: list[str], fontname: str = "helv") -> Path:
@@ -87,7 +87,7 @@ def test_whitespace_is_normalised_lightly() -> None:
 def test_on_page_reports_each_page_once(tmp_path: Path) -> None:
     path = make_pdf(tmp_path / "five.pdf", [f"page {i}" for i in range(1, 6)])
     calls: list[tuple[int, int]] = []
-    extract(path, on_page=lambda done, total: calls.append((done, total)))
+    extract(path, on_progress=lambda progress: calls.append((progress.done, progress.total)))
     assert calls == [(1, 5), (2, 5), (3, 5), (4, 5), (5, 5)]
 
 

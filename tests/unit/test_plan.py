@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from server import plan_cli
+from glm1m.cli import plan as plan_cli
 from server.gpus import Gpu
 from server.plan import (
     GIB, GLM4_9B_CHAT_1M, GPUS, ModelShape, PlanError, compare_layouts, evaluate, gpu_from_memory_mib,
@@ -23,7 +23,7 @@ VLLM_H200_KV_TOKENS = 1_432_272
 
 def glm_plan(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="glm1m")
-    plan_cli.add_plan_command(parser.add_subparsers(dest="command", required=True))
+    plan_cli.add_command(parser.add_subparsers(dest="command", required=True))
     return parser.parse_args(["plan", *argv])
 
 

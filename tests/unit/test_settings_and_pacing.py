@@ -4,9 +4,9 @@ import asyncio
 
 import pytest
 
-from chainlit_app.conversation import Conversation
+from glm1m.chat import Conversation
 from chainlit_app.pacing import coalesce
-from chainlit_app.settings import Settings
+from glm1m.settings import Settings
 
 
 def test_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from chainlit_app.table import (CHUNK_ROWS, CsvError, neutralise, open_source, read_chunks,
+from glm1m.translation.table import (CHUNK_ROWS, CsvError, neutralise, open_source, read_chunks,
                                  read_glossary, write_chunk)
 
 CHINESE = "标题,内容\n1,你好，世界\n2,合同条款\n"
@@ -88,7 +88,7 @@ def test_glossary_with_or_without_header(tmp_path: Path) -> None:
 
 
 def test_a_hundred_thousand_rows_are_read_in_bounded_chunks_in_order(tmp_path) -> None:
-    from chainlit_app.batch import count_rows
+    from glm1m.translation.job import count_rows
 
     path = tmp_path / "big.csv"
     path.write_text("id,text\n" + "".join(f"{i},第{i}行 row {i}\n" for i in range(100_000)), encoding="utf-8")

@@ -4,7 +4,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from chainlit_app.uploads import folder_name, output_stem, sort_uploads
+from chainlit_app.uploads import sort_uploads
+from glm1m.files import folder_name, output_stem
 
 
 @dataclass

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from chainlit_app.accounts import Accounts
-from glm1m.users_cli import add_users_command
+from glm1m.accounts import Accounts
+from glm1m.cli.users import add_command as add_users_command
 
 
 @pytest.fixture
@@ -70,8 +70,8 @@ def test_print_gives_a_line_for_glm1m_users(data_dir: Path, monkeypatch: pytest.
 
 
 def test_up_asks_for_the_first_user_or_says_how_to_add_one(tmp_path, monkeypatch) -> None:
-    from chainlit_app.settings import Settings
-    from glm1m.users_cli import ensure_first_user
+    from glm1m.settings import Settings
+    from glm1m.cli.users import ensure_first_user
 
     monkeypatch.setenv("GLM1M_DATA_DIR", str(tmp_path))
     monkeypatch.delenv("GLM1M_USERS", raising=False)

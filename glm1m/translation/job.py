@@ -8,14 +8,15 @@ so far are never lost and a rerun continues from the first missing one.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
-from dataclasses import asdict, dataclass
+from collections.abc import AsyncIterator
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from chainlit_app.checkpoint import Checkpoint, fingerprint
-from chainlit_app.llm import Llm
-from chainlit_app.table import CsvSource, read_chunks, write_chunk
-from chainlit_app.translate import Job, Progress, Row, translate_rows
+from glm1m.translation.checkpoint import Checkpoint, fingerprint
+from glm1m.llm import Llm
+from glm1m.translation.table import CsvSource, read_chunks, write_chunk
+from glm1m.progress import OnProgress, Progress, ignore
+from glm1m.translation.fanout import Job, Result, Row, translate_rows
 
 NOT_REACHED = "not translated: the job stopped before this row; run it again to continue"
 
@@ -67,19 +68,26 @@ async def pending_rows(source: CsvSource, checkpoint: Checkpoint) -> AsyncIterat
 
 
 async def run_job(source: CsvSource, job: Job, llm: Llm, output: Path,
-                  on_progress: Callable[[Progress], None] | None = None, key: str | None = None) -> Summary:
+                  on_progress: OnProgress = ignore, key: str | None = None) -> Summary:
     """Translate `source` into `output`. Cancelling it still writes what was finished. `key` is
-    job_key(source, job) when the caller has it already (it reads the whole input)."""
+    job_key(source, job) when the caller has it already (it reads the whole input).
+    Progress counts rows as they finish, whatever their order."""
     checkpoint = Checkpoint.open(checkpoint_path(output), key or job_key(source, job))
     total = count_rows(source)
     kept = sum(1 for r in checkpoint.results.values() if r.error is None)
-    progress = Progress(total=total, done=kept, already_done=kept)
-    if on_progress is not None:
+    progress = Progress("translating", kept, total, unit="rows", resumed=kept)
+    on_progress(progress)
+
+    def finished(result: Result) -> None:
+        nonlocal progress
+        checkpoint.record(result)
+        failed = progress.failed + (result.error is not None)
+        progress = replace(progress, done=progress.done + 1, failed=failed)
         on_progress(progress)
+
     stopped = True
     try:
-        async for _ in translate_rows(pending_rows(source, checkpoint), job, llm, on_progress,
-                                      progress, on_finished=checkpoint.record):
+        async for _ in translate_rows(pending_rows(source, checkpoint), job, llm, finished):
             pass
         stopped = False
     finally:

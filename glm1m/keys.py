@@ -6,15 +6,12 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 
-from chainlit_app.atomic import write_once
-from chainlit_app.errors import UserFacingError
-from chainlit_app.settings import Settings
+from glm1m.files import write_once
+from glm1m.errors import SecretFileError
+from glm1m.settings import Settings
 
 SERVER_KEY_FILE = "server-api-key"
 
-
-class SecretFileError(UserFacingError):
-    """A secret file holds nothing, or cannot be read or written."""
 
 
 def read_or_create(path: Path, nbytes: int = 32) -> str:

@@ -9,21 +9,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from glm1m.cli.output import fail, say
+from glm1m.errors import UserFacingError
+from glm1m.settings import Settings
 
-from chainlit_app.batch import Summary, run_job
-from chainlit_app.errors import UserFacingError
-from chainlit_app.llm import Llm
-from chainlit_app.settings import Settings
-from chainlit_app.table import CsvSource, open_source, read_glossary
-from chainlit_app.translate import Job
-from chainlit_app.translate import Progress as JobProgress
+if TYPE_CHECKING:
+    from glm1m.translation.fanout import Job
+    from glm1m.translation.job import Summary
+    from glm1m.translation.table import CsvSource
 
 
-def add_translate_command(commands: argparse._SubParsersAction) -> None:
+def add_command(commands: argparse._SubParsersAction) -> None:
     defaults = Settings()
     p = commands.add_parser("translate", help="translate one column of a CSV file, row by row")
     p.add_argument("input", type=Path, help="the CSV file (UTF-8, UTF-8 with BOM, or GBK/GB18030)")
@@ -41,12 +40,10 @@ def add_translate_command(commands: argparse._SubParsersAction) -> None:
     p.set_defaults(run=cmd_translate)
 
 
-def fail(text: str) -> int:
-    print(f"glm1m: {text}", file=sys.stderr)
-    return 2
-
-
 def cmd_translate(args: argparse.Namespace) -> int:
+    from glm1m.translation.fanout import Job
+    from glm1m.translation.table import open_source, read_glossary
+
     if args.concurrency < 1 or args.max_tokens < 1:
         return fail("--concurrency and --max-tokens must be at least 1.")
     try:
@@ -57,33 +54,28 @@ def cmd_translate(args: argparse.Namespace) -> int:
     job = Job(target_language=args.to, source_language=args.source_language, glossary=glossary,
               concurrency=args.concurrency, max_tokens=args.max_tokens)
     output = args.output or args.input.with_name(args.input.stem + ".translated.csv")
-    print(f"glm1m: reading {source.path.name} as {source.encoding_name}; translating column "
-          f"{source.column!r} into {job.target_language} → {output}", file=sys.stderr)
+    say(f"reading {source.path.name} as {source.encoding_name}; translating column "
+        f"{source.column!r} into {job.target_language} → {output}")
     try:
         summary = asyncio.run(translate_with_bar(source, job, output, args.base_url))
     except KeyboardInterrupt:
-        print(f"glm1m: stopped. Finished rows are in {output}; run the same command again to "
-              f"continue.", file=sys.stderr)
+        say(f"stopped. Finished rows are in {output}; run the same command again to continue.")
         return 130
     except UserFacingError as error:
         return fail(str(error))
-    print(f"glm1m: {summary.line()}", file=sys.stderr)
+    say(summary.line())
     return 0 if summary.complete else 1
 
 
 async def translate_with_bar(source: CsvSource, job: Job, output: Path, base_url: str) -> Summary:
-    llm = Llm(Settings(base_url=base_url))
+    from glm1m.cli.bar import progress_bar
+    from glm1m.llm import LlmClient
+    from glm1m.translation.job import run_job
+
+    llm = LlmClient(Settings(base_url=base_url))
     try:
         await llm.max_model_len()  # fail fast, before marking every row as failed
-        with Progress(TextColumn("translating"), BarColumn(), MofNCompleteColumn(),
-                      TextColumn("{task.fields[status]}"), TimeRemainingColumn(),
-                      transient=False) as bar:
-            task = bar.add_task("rows", total=None, status="")
-
-            def show(progress: JobProgress) -> None:
-                bar.update(task, total=progress.total, completed=progress.finished,
-                           status=f"{progress.failed} failed, {progress.rows_per_s:.1f} rows/s")
-
+        with progress_bar() as show:
             return await run_job(source, job, llm, output, show)
     finally:
         await llm.aclose()

@@ -6,14 +6,15 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pymupdf
 
-from chainlit_app.errors import UserFacingError
-from chainlit_app.pages import Page, PdfText
+from glm1m.errors import DocumentError
+from glm1m.documents.pages import DocumentText, Page
+from glm1m.progress import OnProgress, Progress, ignore
+from glm1m.settings import Settings
 
 MB = 1024 * 1024  # Chainlit's upload limit (max_size_mb) counts megabytes this way too
 HEADER_WINDOW = 1024  # readers accept junk before "%PDF-" within the first 1 KB (PDF 1.7, H.3)
@@ -23,19 +24,20 @@ TRAILING_SPACE = re.compile(r"[ \t]+$", re.MULTILINE)  # ASCII only: U+3000 may 
 MANY_BLANK_LINES = re.compile(r"\n{4,}")  # 4 newlines = 3 blank lines
 
 
-class DocumentError(UserFacingError):
-    """The PDF cannot be used as uploaded; the message says why and what to do."""
-
 
 @dataclass(frozen=True)
 class PdfLimits:
     max_mb: float = 200
     max_pages: int = 5000
 
+    @classmethod
+    def of(cls, settings: Settings) -> PdfLimits:
+        return cls(settings.pdf_max_mb, settings.pdf_max_pages)
+
 
 def extract(path: Path, limits: PdfLimits = PdfLimits(), name: str | None = None,
-            on_page: Callable[[int, int], None] | None = None) -> PdfText:
-    """Every page's text, in order; on_page(done, total) runs after each page.
+            on_progress: OnProgress = ignore) -> DocumentText:
+    """Every page's text, in order; on_progress runs after each page (in this thread).
 
     `name` is only used in messages (it may hold any characters; no path is built from it).
     Raises DocumentError for a file that is too large, not a PDF, damaged, password-protected,
@@ -52,16 +54,16 @@ def extract(path: Path, limits: PdfLimits = PdfLimits(), name: str | None = None
         check_document(doc, path, name, limits)
         total = doc.page_count
         pages: list[Page] = []
+        started = Progress("reading", 0, total, unit="pages")
         for index in range(total):
             pages.append(Page(index + 1, read_page(doc, index, name)))
-            if on_page is not None:
-                on_page(index + 1, total)
+            on_progress(replace(started, done=index + 1))
     if not any(page.text for page in pages):
         raise DocumentError(
             f"{name} has no text that can be extracted on {where_all(total)}: it is "
             f"probably scanned or made of images. Run OCR on it first (for example "
             f"`ocrmypdf --language chi_sim+eng {shlex.quote(name)} ocr.pdf`) and upload the result.")
-    return PdfText(name, tuple(pages), total)
+    return DocumentText(name, tuple(pages), total)
 
 
 def where_all(pages: int) -> str:

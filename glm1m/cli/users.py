@@ -11,12 +11,13 @@ import argparse
 import getpass
 import sys
 
-from chainlit_app.accounts import Accounts, PasswordHash, check_name, check_password
-from chainlit_app.errors import UserFacingError
-from chainlit_app.settings import Settings
+from glm1m.accounts import Accounts, PasswordHash, check_name, check_password
+from glm1m.cli.output import fail, say
+from glm1m.errors import UserFacingError
+from glm1m.settings import Settings
 
 
-def add_users_command(commands: argparse._SubParsersAction) -> None:
+def add_command(commands: argparse._SubParsersAction) -> None:
     users = commands.add_parser("users", help="manage the accounts that can log in to the UI")
     actions = users.add_subparsers(dest="users_command", required=True)
     add = actions.add_parser("add", help="add a user, or set the password of an existing one")
@@ -26,11 +27,6 @@ def add_users_command(commands: argparse._SubParsersAction) -> None:
     add.add_argument("--print", dest="print_only", action="store_true",
                      help="print NAME=HASH for GLM1M_USERS instead of writing the users file")
     add.set_defaults(run=cmd_users_add)
-
-
-def fail(text: str) -> int:
-    print(f"glm1m: {text}", file=sys.stderr)
-    return 2
 
 
 def cmd_users_add(args: argparse.Namespace) -> int:
@@ -47,8 +43,7 @@ def cmd_users_add(args: argparse.Namespace) -> int:
         return fail("no password given; type it, or pipe it in with --password-stdin.")
     except KeyboardInterrupt:
         return 130
-    print(f"glm1m: {'added' if created else 'changed the password of'} {args.name} in "
-          f"{accounts.path}", file=sys.stderr)
+    say(f"{'added' if created else 'changed the password of'} {args.name} in {accounts.path}")
     return 0
 
 
@@ -85,7 +80,7 @@ def ensure_first_user(settings: Settings, interactive: bool) -> str | None:
         if not interactive:
             return ("login is on (the real model is served) and no user exists: run "
                     "`glm1m users add NAME` first, or set GLM1M_AUTH=false.")
-        print("glm1m: login is on and no user exists yet; create the first one.", file=sys.stderr)
+        say("login is on and no user exists yet; create the first one.")
         name = input("User name: ").strip()
         accounts.add_user(name, new_login(name, False))
     except UserFacingError as error:

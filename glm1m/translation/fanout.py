@@ -8,13 +8,12 @@ bounds memory however many rows the input has. Nothing here imports Chainlit.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from chainlit_app.errors import UserFacingError
-from chainlit_app.llm import ChatParams, Llm
+from glm1m.errors import UserFacingError
+from glm1m.llm import ChatParams, Llm
 
 
 @dataclass(frozen=True)
@@ -53,34 +52,6 @@ class Result:
     error: str | None = None
 
 
-@dataclass
-class Progress:
-    total: int
-    done: int = 0
-    failed: int = 0
-    already_done: int = 0  # rows a resumed job found in its checkpoint
-    started: float = field(default_factory=time.monotonic)
-
-    @property
-    def finished(self) -> int:
-        return self.done + self.failed
-
-    @property
-    def rows_per_s(self) -> float:
-        elapsed = time.monotonic() - self.started
-        return (self.finished - self.already_done) / elapsed if elapsed > 0 else 0.0
-
-    @property
-    def eta_s(self) -> float | None:
-        rate = self.rows_per_s
-        return (self.total - self.finished) / rate if rate > 0 else None
-
-    def line(self) -> str:
-        eta = f"{self.eta_s:.0f} s left" if self.eta_s is not None else "estimating time left"
-        return (f"{self.done:,} translated, {self.failed:,} failed, of {self.total:,} rows — "
-                f"{self.rows_per_s:.1f} rows/s, {eta}")
-
-
 async def translate_one(row: Row, job: Job, llm: Llm) -> Result:
     if not row.text.strip():
         return Result(row.index, row.text)  # empty cells pass through untranslated
@@ -95,13 +66,13 @@ async def translate_one(row: Row, job: Job, llm: Llm) -> Result:
 
 
 async def translate_rows(rows: AsyncIterable[Row], job: Job, llm: Llm,
-                         on_progress: Callable[[Progress], None] | None = None,
-                         progress: Progress | None = None,
-                         on_finished: Callable[[Result], None] | None = None) -> AsyncIterator[Result]:
+                         on_finished: Callable[[Result], None] = lambda result: None
+                         ) -> AsyncIterator[Result]:
     """Translate rows with at most job.concurrency requests in flight; yields in input order.
 
     on_finished(result) runs as soon as a row is done, in whatever order rows finish: a checkpoint
-    written there keeps rows that finished behind a slow earlier one, should the process die.
+    written there keeps rows that finished behind a slow earlier one, should the process die, and
+    progress counted there moves with the work, not with the slowest row.
     Closing the generator (or cancelling its consumer) cancels every request still in flight.
     """
     limit = asyncio.Semaphore(job.concurrency)
@@ -111,27 +82,16 @@ async def translate_rows(rows: AsyncIterable[Row], job: Job, llm: Llm,
     async def bounded(row: Row) -> Result:
         async with limit:
             result = await translate_one(row, job, llm)
-        if on_finished is not None:
-            on_finished(result)
-        return result
-
-    def report(result: Result) -> Result:
-        if progress is not None:
-            if result.error is None:
-                progress.done += 1
-            else:
-                progress.failed += 1
-            if on_progress is not None:
-                on_progress(progress)
+        on_finished(result)
         return result
 
     try:
         async for row in rows:
             window.append(asyncio.create_task(bounded(row)))
             while window and (len(window) >= max_window or window[0].done()):
-                yield report(await window.popleft())
+                yield await window.popleft()
         while window:
-            yield report(await window.popleft())
+            yield await window.popleft()
     finally:
         for task in window:
             task.cancel()

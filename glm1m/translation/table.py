@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from chainlit_app.errors import UserFacingError
+from glm1m.errors import CsvError
 
 CHUNK_ROWS = 5_000
 # Excel and LibreOffice run a cell starting with one of these as a formula (OWASP CSV injection).
@@ -20,9 +20,6 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 NUMBER = re.compile(r"[+-]?(\d+([.,]\d*)?|[.,]\d+)([eE][+-]?\d+)?%?")
 ENCODING_NAMES = {"utf-8-sig": "UTF-8 with BOM", "utf-8": "UTF-8", "gb18030": "GB18030 (GBK)"}
 
-
-class CsvError(UserFacingError):
-    """The CSV cannot be read as asked; the message says why and what to do."""
 
 
 @dataclass(frozen=True)

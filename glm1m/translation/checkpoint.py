@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 from typing import IO
 
-from chainlit_app.table import CsvError
-from chainlit_app.translate import Result
+from glm1m.errors import CsvError
+from glm1m.translation.fanout import Result
 
 
 def fingerprint(input_path: Path, settings: dict[str, object]) -> str:

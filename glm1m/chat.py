@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 
-from chainlit_app.errors import ContextTooLong
-from chainlit_app.llm import ChatParams, Llm, Message
+from glm1m.errors import ContextTooLong
+from glm1m.llm import ChatParams, Llm, Message
 
-CHAT_TURN = "glm1m_chat_turn"  # metadata key on chat answers, so a resumed thread can rebuild them
 # An answer squeezed below this many tokens is not worth starting: tell the user instead.
 MIN_ANSWER_TOKENS = 16
 
@@ -56,29 +54,3 @@ async def fit_to_context(messages: list[Message], params: ChatParams, llm: Llm) 
             f"or send a shorter message."
         )
     return replace(params, max_tokens=min(params.max_tokens, room))
-
-
-def from_thread(system_prompt: str, steps: list[dict]) -> Conversation:
-    """The conversation of a resumed thread, from the messages Chainlit stored for it: each chat
-    answer (marked CHAT_TURN) with the user message before it. Status lines, errors, documents
-    and translations are not chat turns and stay out of the model's history, as they were."""
-    turns: list[Message] = []
-    asked: str | None = None
-    for step in steps:
-        if step.get("type") == "user_message":
-            asked = step.get("output") or ""
-        elif step.get("type") == "assistant_message" and asked is not None and is_turn(step):
-            turns += [{"role": "user", "content": asked},
-                      {"role": "assistant", "content": step.get("output") or ""}]
-            asked = None
-    return Conversation(system_prompt, turns)
-
-
-def is_turn(step: dict) -> bool:
-    metadata = step.get("metadata") or {}
-    if isinstance(metadata, str):  # some data layers hand metadata back as JSON text
-        try:
-            metadata = json.loads(metadata or "{}")
-        except ValueError:  # unreadable: not a mark glm1m wrote, so not a turn
-            return False
-    return isinstance(metadata, dict) and bool(metadata.get(CHAT_TURN))

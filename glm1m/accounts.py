@@ -22,10 +22,10 @@ import secrets
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from chainlit_app.atomic import write_whole
-from chainlit_app.keys import SecretFileError, read_or_create
-from chainlit_app.errors import UserFacingError
-from chainlit_app.settings import Settings
+from glm1m.files import write_whole
+from glm1m.keys import SecretFileError, read_or_create
+from glm1m.errors import AccountError
+from glm1m.settings import Settings
 
 # 32 MiB and tens of milliseconds per guess: the interactive-login choice of the scrypt paper.
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**15, 8, 1
@@ -35,9 +35,6 @@ MIN_PASSWORD, MAX_PASSWORD = 8, 1024
 SECRET_ENV = "CHAINLIT_AUTH_SECRET"
 SECRET_FILE = "auth_secret"
 
-
-class AccountError(UserFacingError):
-    """A user name, password or users file is not acceptable; the message says why."""
 
 
 @dataclass(frozen=True)

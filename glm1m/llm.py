@@ -1,28 +1,31 @@
-"""The model server, seen from the app: streaming chat, token counts, served context length.
+"""The model server, seen from the core: streaming chat, whole answers, token counts, the served
+context length.
 
-Needs a running vLLM OpenAI-compatible server (`glm1m serve`). Every failure leaves this module as a
-`UserFacingError` carrying the sentence to show; nothing here imports Chainlit.
+`Llm` is what the core depends on; `LlmClient` is the real one, for a running vLLM
+OpenAI-compatible server (`glm1m serve`); tests of the algorithms use a scripted stand-in
+(tests/support/scripted_llm.py). Every failure leaves this module as a `UserFacingError` carrying
+the sentence to show.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 import openai
 from openai import AsyncOpenAI
 
-from chainlit_app.errors import (
+from glm1m.errors import (
     ContextTooLong,
     ServerBusy,
     ServerError,
     ServerUnavailable,
     UserFacingError,
 )
-from chainlit_app.keys import SERVER_KEY_FILE, server_api_key
-from chainlit_app.settings import Settings
+from glm1m.keys import SERVER_KEY_FILE, server_api_key
+from glm1m.settings import Settings
 
 Message = dict[str, str]  # {"role": ..., "content": ...}, the OpenAI chat shape
 
@@ -35,7 +38,22 @@ class ChatParams:
     extra: dict[str, Any] | None = None  # vLLM sampling extras (ignore_eos, logit_bias, seed...)
 
 
-class Llm:
+class Llm(Protocol):
+    """What the core needs from a model server."""
+
+    async def max_model_len(self, refresh: bool = False) -> int: ...
+
+    async def count_chat_tokens(self, messages: list[Message]) -> int: ...
+
+    async def count_text_tokens(self, text: str) -> int: ...
+
+    def stream_chat(self, messages: list[Message], params: ChatParams) -> AsyncIterator[str]: ...
+
+    async def complete(self, messages: list[Message], params: ChatParams,
+                       retries: int | None = None) -> str: ...
+
+
+class LlmClient:
     """One model server. Create once per process; it holds the HTTP connection pools."""
 
     def __init__(self, settings: Settings) -> None:

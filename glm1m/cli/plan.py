@@ -10,14 +10,16 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from glm1m.cli.output import fail
+from glm1m.errors import PlanError
 from server.gpus import detect_gpus
 from server.plan import (
     DEFAULT_UTILIZATION, GIB, GLM4_9B_CHAT_1M, GPUS, KIB, LAYOUTS, OVERHEAD_BYTES, GpuSpec, ModelShape, Plan,
-    PlanError, compare_layouts, describe_dtypes, describe_gpus, gpu_from_memory_mib, make_plan,
+    compare_layouts, describe_dtypes, describe_gpus, gpu_from_memory_mib, make_plan,
 )
 
 
-def add_plan_command(subparsers: argparse._SubParsersAction) -> None:
+def add_command(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "plan", help="how much context and how many requests fit; prints the vllm serve flags",
         description="GPU memory plan for GLM-4-9B-Chat-1M (or --model's shapes) under vLLM.")
@@ -55,8 +57,7 @@ def run_plan(args: argparse.Namespace) -> int:
                          max_model_len=args.max_model_len, kv_cache_dtype=args.kv_cache_dtype,
                          quantization=args.quantization, layout=args.layout)
     except PlanError as error:
-        print(f"glm1m plan: {error}", file=sys.stderr)
-        return 2
+        return fail(f"plan: {error}")
     show(plan, Console(highlight=False))
     return 0
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="GLM1M_", env_file=".env", extra="ignore")
+    # populate_by_name: code passes fields by name (Settings(base_url=...)) even where the
+    # environment spells them otherwise (MODEL).
+    model_config = SettingsConfigDict(env_prefix="GLM1M_", env_file=".env", extra="ignore",
+                                      populate_by_name=True)
 
     data_dir: Path = Field(Path("var"), description="where produced files and checkpoints live")
     base_url: str = Field("http://127.0.0.1:8000/v1", description="OpenAI-compatible URL of vLLM")
@@ -45,6 +48,18 @@ class Settings(BaseSettings):
         None, description="users written by `glm1m users add` (default: data_dir/users.json)")
     users: str = Field(
         "", description="more users: 'name=scrypt:...' separated by commas (see accounts.py)")
+
+    serve_model: str | None = Field(
+        None, validation_alias=AliasChoices("GLM1M_SERVE_MODEL", "MODEL"),
+        description="checkpoint `glm1m serve` starts: a local path or hub id ($MODEL, as "
+                    "`MODEL=... make run` sets it)")
+    vllm_python: Path | None = Field(
+        None, description="python of the environment that has vLLM (default: the checkout's "
+                          ".venv-server, else this python)")
+
+    @property
+    def log_dir(self) -> Path:
+        return self.data_dir / "logs"
 
     @property
     def server_root(self) -> str:

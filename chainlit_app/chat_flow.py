@@ -1,0 +1,19 @@
+"""A chat turn on the page: the conversation's streamed reply, paced for the browser."""
+
+from __future__ import annotations
+
+import chainlit as cl
+
+from chainlit_app import session
+from chainlit_app.client import llm
+from chainlit_app.pacing import coalesce
+from chainlit_app.resume import CHAT_TURN
+from chainlit_app.status import stream_into
+from glm1m.settings import get_settings
+
+
+async def run_chat(text: str) -> None:
+    state = session.current()
+    answer = cl.Message(content="", metadata={CHAT_TURN: True})  # marks it for from_thread
+    pieces = state.conversation.reply(text, llm(), state.params)
+    await stream_into(answer, coalesce(pieces, get_settings().stream_flush_s))

@@ -1,0 +1,103 @@
+"""A document on the page: read it (in a worker thread), measure it, choose how to read it, and
+answer questions about it with the cited pages beside the answer."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import chainlit as cl
+
+from chainlit_app import metrics, session
+from chainlit_app.client import llm
+from chainlit_app.pacing import coalesce
+from chainlit_app.status import AUTHOR, StatusLine, stream_into
+from glm1m.documents.answer import SUMMARY_REQUEST, MapReduce, OpenDocument, answer
+from glm1m.documents.budget import Budget, Strategy, describe_wait, estimate_prefill_s, measure
+from glm1m.documents.pages import DocumentText, cited_pages
+from glm1m.documents.pdf import PdfLimits, extract
+from glm1m.settings import get_settings
+
+KEEP_ALIVE_S = 5.0
+PASSAGE_CHARS = 1500
+STRATEGY_TIMEOUT_S = 600
+
+
+async def read_document(path: Path, name: str, question: str) -> None:
+    settings = get_settings()
+    state = session.current()
+    status = await StatusLine(f"Reading **{name}** …").send()
+    text = await asyncio.to_thread(extract, path, PdfLimits.of(settings), name, status.threadsafe())
+    await status.set(f"Counting tokens of **{name}** …")
+    budget = await measure(text, llm(), settings.whole_document_threshold, status.report)
+    answer_tokens = state.params.max_tokens
+    strategy = await choose_strategy(budget, answer_tokens)
+    budget.check(strategy, answer_tokens)
+    await status.set(f"**{name}**: {budget.line()} Reading it {strategy.words}.")
+    state.document = OpenDocument(text, budget, strategy, MapReduce.of(budget, settings))
+    await ask_document(question.strip() or SUMMARY_REQUEST)
+
+
+async def choose_strategy(budget: Budget, answer_tokens: int) -> Strategy:
+    """Ask only when it matters: past the threshold, whole-document reading costs minutes."""
+    offered = budget.offered(answer_tokens)
+    default = budget.default(answer_tokens)
+    if len(offered) == 1 or budget.tokens <= budget.threshold:
+        return default
+    choice = await cl.AskActionMessage(
+        content=f"{budget.line()}\n\n{describe_wait(budget.tokens)}\n\nRead it whole "
+                f"(best answers) or part by part (map-reduce: the first answer comes sooner)?",
+        author=AUTHOR, timeout=STRATEGY_TIMEOUT_S,
+        actions=[cl.Action(name="strategy", payload={"strategy": s.value}, label=s.words)
+                 for s in sorted(offered, key=lambda s: s != default)],
+    ).send()
+    return Strategy(choice["payload"]["strategy"]) if choice else default
+
+
+async def ask_document(question: str) -> None:
+    state = session.current()
+    doc = state.document
+    assert doc is not None
+    status = await StatusLine(waiting_line(doc, 0)).send()
+    heartbeat = asyncio.create_task(keep_alive(status, doc))
+    reply = cl.Message(content="")
+    pieces = answer(doc, question, llm(), state.params, status.report)
+    try:
+        await stream_into(reply, until_first(coalesce(pieces, get_settings().stream_flush_s), heartbeat),
+                          lambda text: cited_passages(text, doc.text))
+    finally:
+        heartbeat.cancel()
+    metrics.DOCUMENTS.inc()
+
+
+async def until_first(pieces: AsyncIterator[str], task: asyncio.Task) -> AsyncIterator[str]:
+    """The pieces, cancelling `task` (the waiting line) when the first one arrives."""
+    async for piece in pieces:
+        task.cancel()
+        yield piece
+
+
+def waiting_line(doc: OpenDocument, elapsed_s: float) -> str:
+    if doc.strategy is Strategy.MAP_REDUCE:
+        return f"Reading {doc.name} part by part … {elapsed_s:.0f} s"
+    left = estimate_prefill_s(doc.budget.tokens) - elapsed_s
+    tail = f"about {left:.0f} s left on an H200 (an estimate)" if left > 1 else "nearly there"
+    return f"The model is reading all {doc.budget.tokens:,} tokens of {doc.name} … {elapsed_s:.0f} s, {tail}"
+
+
+async def keep_alive(status: StatusLine, doc: OpenDocument) -> None:
+    """Until the first token, say every few seconds what is happening: a long prefill must not
+    look frozen, and a silent socket for ~45 s can lose the message (Chainlit issue #803)."""
+    started = time.monotonic()
+    while True:
+        await asyncio.sleep(KEEP_ALIVE_S)
+        await status.set(waiting_line(doc, time.monotonic() - started))
+
+
+def cited_passages(text: str, doc: DocumentText) -> list:
+    """The cited pages as side elements, linked from the answer by their names ("p. 3")."""
+    pages = {p.number: p for p in doc.pages}
+    return [cl.Text(name=f"p. {n}", content=pages[n].text[:PASSAGE_CHARS], display="side")
+            for n in cited_pages(text, doc.page_count)]

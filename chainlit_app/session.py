@@ -1,0 +1,33 @@
+"""The one value a chat session keeps in cl.user_session: everything typed, in one place."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import chainlit as cl
+
+from glm1m.chat import Conversation
+from glm1m.documents.answer import OpenDocument
+from glm1m.llm import ChatParams
+
+KEY = "glm1m"
+LANGUAGES = ["English", "简体中文", "繁體中文", "日本語", "한국어", "Français", "Deutsch", "Español"]
+
+
+@dataclass
+class SessionState:
+    conversation: Conversation
+    params: ChatParams
+    target_language: str = LANGUAGES[0]
+    source_language: str | None = None  # None: the model detects it
+    document: OpenDocument | None = None  # the document follow-up questions go to
+
+
+def start(state: SessionState) -> None:
+    cl.user_session.set(KEY, state)
+
+
+def current() -> SessionState:
+    state = cl.user_session.get(KEY)
+    assert isinstance(state, SessionState), "on_chat_start or on_chat_resume sets the state first"
+    return state

@@ -1,0 +1,1 @@
+"""The command door: `main.py` builds the parser; one module per subcommand."""

@@ -1,0 +1,32 @@
+"""`glm1m` command line: serve the model, run the whole workbench, and batch work from the shell.
+
+Each subcommand lives in its own module, which imports its heavy libraries (vLLM's client, PyMuPDF,
+pandas) only when it runs, so `glm1m --help` and `glm1m plan` start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+
+from glm1m.cli import plan, serve, summarize, translate, up, users
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="glm1m", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve.add_command(commands)
+    up.add_command(commands)
+    translate.add_command(commands)
+    plan.add_command(commands)
+    summarize.add_command(commands)
+    users.add_command(commands)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    # SIGTERM (from a test, systemd, or a terminal closing) stops children like Ctrl-C does.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    args = build_parser().parse_args(argv)
+    sys.exit(args.run(args))

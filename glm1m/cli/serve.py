@@ -1,0 +1,114 @@
+"""`glm1m serve`: start `vllm serve` for GLM-4-9B-Chat-1M (or the demo model) with flags sized for
+the GPUs found, and keep it running until Ctrl-C."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+
+from glm1m.cli.output import fail, say
+from glm1m.cli.plan import add_layout_arg
+from glm1m.errors import PlanError, StartFailed, UserFacingError
+from glm1m.settings import Settings
+from server.launch import DEFAULT_MODEL, ServeOptions
+from server.profile import PROFILES
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+# vLLM's --api-key middleware guards /v1 (and /v2, /inference, /cohere) only.
+OPEN_ENDPOINTS = "/tokenize, /detokenize, /metrics, /health, /ping, /version and /load"
+
+
+def add_command(commands: argparse._SubParsersAction) -> None:
+    serve = commands.add_parser("serve", help="start vllm serve for GLM-4-9B-Chat-1M")
+    add_serve_args(serve)
+    serve.set_defaults(run=cmd_serve)
+
+
+def add_serve_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", default=None,
+                        help=f"local path or hub id (default: $MODEL, else {DEFAULT_MODEL}; "
+                             f"the demo model when the machine has no GPU)")
+    parser.add_argument("--demo", action="store_true", help="serve the tiny random-weight demo model")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address vLLM listens on; anything but loopback needs --expose")
+    parser.add_argument("--expose", action="store_true",
+                        help="allow --host other than loopback (vLLM's key guards only /v1)")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--max-model-len", type=int, default=None,
+                        help="default 1048576 on a GPU, 32768 on CPU")
+    parser.add_argument("--api-key", default=None,
+                        help="key vLLM requires on /v1 (default: $GLM1M_API_KEY, else one generated "
+                             "into the data dir, where the UI finds it)")
+    parser.add_argument("--profile", choices=PROFILES, default="auto",
+                        help="auto: size context, memory, fp8 and layout from the GPUs found "
+                             "(glm1m plan); none: vLLM's defaults")
+    parser.add_argument("--gpus", type=int, default=1,
+                        help="GPUs to use: data parallel when one GPU holds a full request, else "
+                             "tensor parallel (see glm1m plan --gpus N)")
+    add_layout_arg(parser)
+    parser.add_argument("vllm_args", nargs=argparse.REMAINDER,
+                        help="after --: extra flags passed to vllm serve as they are")
+
+
+def serve_options(args: argparse.Namespace, settings: Settings | None = None) -> ServeOptions:
+    """Raises PlanError (one sentence) when the GPUs cannot hold what was asked."""
+    from glm1m.keys import server_api_key
+    from server import launch, profile
+    from server.gpus import detect_gpus
+
+    settings = settings or Settings()
+    check_exposure(args.host, args.expose)
+    detected = detect_gpus()
+    gpu = bool(detected)
+    model = args.model or settings.serve_model
+    # Without a GPU and without a model named, the only thing that can run is the demo model.
+    demo = args.demo or (not gpu and model is None)
+    extra = [a for a in args.vllm_args if a != "--"]
+    options = launch.resolve(launch.ServeOptions(
+        model=model or DEFAULT_MODEL, demo=demo, host=args.host, port=args.port,
+        max_model_len=args.max_model_len, api_key=args.api_key or server_api_key(settings),
+        gpu=gpu, extra_args=extra), settings)
+    if not gpu:
+        return options
+    if args.gpus > len(detected):
+        raise PlanError(f"--gpus {args.gpus} asks for more GPUs than nvidia-smi lists ({len(detected)}).")
+    flags = profile.profile_flags(args.profile, options.model, detected, args.gpus, args.max_model_len,
+                                  args.layout)
+    return replace(options, profile_flags=flags)
+
+
+def check_exposure(host: str, expose: bool) -> None:
+    if host in LOOPBACK:
+        return
+    if not expose:
+        raise PlanError(f"--host {host} would let other machines reach the model server, where "
+                        f"{OPEN_ENDPOINTS} need no key. Keep the default 127.0.0.1, or add "
+                        f"--expose if a firewall or proxy guards it.")
+    say(f"listening on {host}: /v1 needs the API key, but {OPEN_ENDPOINTS} answer anyone who "
+        f"can reach this port.")
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import subprocess
+
+    from server import launch, process
+
+    settings = Settings()
+    try:
+        options = serve_options(args, settings)
+    except UserFacingError as error:  # the plan, or the server-api-key file
+        return fail(str(error))
+    say("starting: " + " ".join(launch.vllm_command(options, launch.vllm_python(settings))))
+    server: subprocess.Popen | None = None
+    try:
+        server = launch.start(options, settings)
+        launch.wait_ready(server, options)
+        say(f"model server ready at {options.base_url}/v1")
+        return server.wait()
+    except StartFailed as error:
+        return fail(str(error), 1)
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        if server is not None:
+            process.stop(server)

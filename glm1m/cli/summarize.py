@@ -1,0 +1,68 @@
+"""`glm1m summarize FILE.pdf [--question ...]`: the answer on stdout, progress on stderr.
+
+Exit 0 on success; 2 with one line on stderr when the file cannot be read or the server is not
+reachable (nothing was answered); 130 when stopped with Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+from glm1m.cli.output import fail, say
+from glm1m.errors import UserFacingError
+from glm1m.settings import Settings
+
+STRATEGIES = ("auto", "whole", "map-reduce")
+
+
+def add_command(commands: argparse._SubParsersAction) -> None:
+    defaults = Settings()
+    p = commands.add_parser("summarize", help="summarise a PDF, or answer a question about it, with page citations")
+    p.add_argument("pdf", type=Path)
+    p.add_argument("--question", default=None, help="a question instead of a summary")
+    p.add_argument("--strategy", choices=STRATEGIES, default="auto",
+                   help=f"auto: whole document up to {defaults.whole_document_threshold:,} tokens, "
+                        f"else map-reduce")
+    p.add_argument("--max-tokens", type=int, default=defaults.max_tokens, help="longest answer")
+    p.add_argument("--base-url", default=defaults.base_url)
+    p.set_defaults(run=cmd_summarize)
+
+
+def cmd_summarize(args: argparse.Namespace) -> int:
+    settings = Settings(base_url=args.base_url, max_tokens=args.max_tokens)
+    try:
+        asyncio.run(summarize(args, settings))
+    except UserFacingError as error:
+        return fail(str(error))
+    except KeyboardInterrupt:
+        return fail("stopped.", 130)
+    return 0
+
+
+async def summarize(args: argparse.Namespace, settings: Settings) -> None:
+    from glm1m.cli.bar import progress_bar
+    from glm1m.documents.answer import SUMMARY_REQUEST, answer, open_document
+    from glm1m.documents.budget import Strategy, describe_wait
+    from glm1m.documents.pdf import PdfLimits, extract
+    from glm1m.llm import ChatParams, LlmClient
+
+    params = ChatParams(temperature=settings.temperature, max_tokens=settings.max_tokens)
+    with progress_bar(transient=True) as show:
+        text = await asyncio.to_thread(extract, args.pdf, PdfLimits.of(settings), None, show)
+    llm = LlmClient(settings)
+    try:
+        wanted = None if args.strategy == "auto" else Strategy(args.strategy)
+        doc = await open_document(text, llm, settings, params.max_tokens, wanted)
+        say(f"{doc.name}: {doc.budget.line()} Strategy: {doc.strategy.value}.")
+        if doc.strategy is Strategy.WHOLE:
+            say(describe_wait(doc.budget.tokens))
+        async for piece in answer(doc, args.question or SUMMARY_REQUEST, llm, params,
+                                  lambda progress: say(progress.line())):
+            sys.stdout.write(piece)
+            sys.stdout.flush()
+        sys.stdout.write("\n")
+    finally:
+        await llm.aclose()

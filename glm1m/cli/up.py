@@ -1,0 +1,142 @@
+"""`glm1m up` (what `make run` runs): the model server, then the Chainlit UI in front of it, on
+this machine; Ctrl-C stops both."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from glm1m.cli.output import fail, say
+from glm1m.cli.serve import add_serve_args, serve_options
+from glm1m.errors import StartFailed, UserFacingError
+from glm1m.settings import Settings
+from server.launch import ServeOptions
+
+UI_READY_TIMEOUT_S = 120.0
+UI_ROOT_FILES = ("chainlit.md", "chainlit_zh-CN.md", ".chainlit/config.toml")
+
+
+def ui_package_dir() -> Path:
+    """Where the installed (or checked-out) chainlit_app package lies; found, not imported: the
+    core never imports the web door."""
+    spec = importlib.util.find_spec("chainlit_app")
+    if spec is None or spec.origin is None:
+        raise StartFailed("the chainlit_app package is not installed with glm1m; reinstall glm1m.")
+    return Path(spec.origin).parent
+
+
+def ui_command(host: str, port: int) -> list[str]:
+    app = ui_package_dir() / "app.py"
+    return [sys.executable, "-m", "chainlit", "run", str(app), "--host", host, "--port", str(port),
+            "--headless"]
+
+
+def prepare_ui_root(settings: Settings) -> Path:
+    """Chainlit reads .chainlit/config.toml and chainlit.md from its working directory and writes
+    .files/ there: give it DATA_DIR/ui, with the config shipped in chainlit_app/ui copied in
+    (again at every start, so an upgrade's config applies), never the package's own folder."""
+    shipped = ui_package_dir() / "ui"
+    root = settings.data_dir / "ui"
+    for name in UI_ROOT_FILES:
+        if (shipped / name).exists():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(shipped / name, root / name)
+    shutil.copytree(shipped / ".chainlit" / "translations", root / ".chainlit" / "translations",
+                    dirs_exist_ok=True)
+    return root.resolve()
+
+
+def add_command(commands: argparse._SubParsersAction) -> None:
+    up = commands.add_parser("up", help="start the model server and the Chainlit UI (make run)")
+    up.add_argument("--ui-host", default="127.0.0.1")
+    up.add_argument("--ui-port", type=int, default=8001)
+    add_serve_args(up)
+    up.set_defaults(run=cmd_up)
+
+
+def ui_env(server: ServeOptions) -> dict[str, str]:
+    env = dict(os.environ)
+    env["GLM1M_BASE_URL"] = f"{server.base_url}/v1"
+    env["GLM1M_DEMO"] = "true" if server.demo else "false"
+    if server.api_key:
+        env["GLM1M_API_KEY"] = server.api_key
+    return env
+
+
+def start_ui(server: ServeOptions, host: str, port: int, settings: Settings,
+             log_path: str) -> subprocess.Popen:
+    from server import process
+
+    process.require_free_port(host, port, "the UI")
+    root = prepare_ui_root(settings)
+    return process.start(ui_command(host, port), env=ui_env(server), cwd=str(root), log_path=log_path)
+
+
+def ui_answers(url: str) -> bool:
+    import httpx
+
+    try:
+        return httpx.get(url, timeout=5).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def wait_ui(proc: subprocess.Popen, url: str, log_path: str) -> None:
+    from server import process
+
+    process.wait_until(lambda: ui_answers(url), proc, "the Chainlit UI", UI_READY_TIMEOUT_S, log_path)
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    from glm1m.cli.users import ensure_first_user
+    from server import launch, process
+
+    settings = Settings()
+    try:
+        options = serve_options(args, settings)
+    except UserFacingError as error:  # the plan, or the server-api-key file
+        return fail(str(error))
+    # The UI refuses to start without a user when login is on: ask now, not after the model loads.
+    problem = ensure_first_user(settings.model_copy(update={"demo": options.demo}), sys.stdin.isatty())
+    if problem:
+        return fail(problem)
+    try:
+        settings.log_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        return fail(f"cannot write logs to {settings.log_dir} ({error.strerror}); give "
+                    f"GLM1M_DATA_DIR a folder this user can write.")
+    server_log, ui_log = str(settings.log_dir / "vllm.log"), str(settings.log_dir / "chainlit.log")
+    if options.demo:
+        say("no GPU found (or --demo): serving the demo model, random weights, answers are noise")
+    say(f"starting the model server (log: {server_log}) ...")
+    children: list[subprocess.Popen] = []
+    try:
+        children.append(launch.start(options, settings, log_path=server_log))
+        launch.wait_ready(children[0], options, server_log)
+        say(f"model server ready at {options.base_url}/v1; starting the UI (log: {ui_log}) ...")
+        url = f"http://{args.ui_host}:{args.ui_port}"
+        children.append(start_ui(options, args.ui_host, args.ui_port, settings, ui_log))
+        wait_ui(children[1], url, ui_log)
+        say(f"open {url}  (Ctrl-C stops both)")
+        return wait_any(children)
+    except StartFailed as error:
+        return fail(str(error), 1)
+    except KeyboardInterrupt:
+        say("stopping ...")
+        return 0
+    finally:
+        for child in reversed(children):
+            process.stop(child)
+
+
+def wait_any(children: list[subprocess.Popen]) -> int:
+    """Block until one child exits (then the finally-clause stops the other)."""
+    pid, status = os.wait()
+    name = "model server" if pid == children[0].pid else "UI"
+    say(f"the {name} exited (status {os.waitstatus_to_exitcode(status)}); stopping the rest")
+    return 1

@@ -1,0 +1,93 @@
+"""How a document sits in the served context: its exact token count (the server's /tokenize),
+which strategies can read it, and how long a whole-document read is expected to take."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from glm1m.documents.pages import DocumentText
+from glm1m.errors import DocumentError
+from glm1m.llm import Llm
+from glm1m.progress import OnProgress, Progress, ignore
+
+TOKENIZE_PAGES_PER_CALL = 64
+PROMPT_OVERHEAD_TOKENS = 256  # system prompt, question and chat template around the document
+# Prefill time of one prompt on one H200 (vLLM 0.26.0, GLM-4-9B-Chat-1M shapes, 2026-11-29):
+# 28K 1.2 s, 128K 11.3 s, 262K 43.7 s, 512K 161.5 s, 1,047,000 tokens 602 s; least squares fit of
+# a*n + b*n^2 to those five points (within 15 % of each, 0.1 % at 1M).
+PREFILL_A_S_PER_TOKEN = 3.42e-05
+PREFILL_B_S_PER_TOKEN2 = 5.17e-10
+
+
+class Strategy(str, Enum):
+    WHOLE = "whole"
+    MAP_REDUCE = "map-reduce"
+
+    @property
+    def words(self) -> str:
+        return "whole" if self is Strategy.WHOLE else "part by part (map-reduce)"
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A document measured once. What fits depends on the answer length asked for each time
+    (the UI's slider goes to 8,192 tokens), so the methods take it."""
+    pages: int
+    tokens: int
+    chars: int
+    max_model_len: int
+    threshold: int  # up to this many tokens, whole is the default without asking
+
+    @property
+    def fraction(self) -> float:
+        return self.tokens / self.max_model_len
+
+    def fits_whole(self, answer_tokens: int) -> bool:
+        return self.tokens + PROMPT_OVERHEAD_TOKENS + answer_tokens <= self.max_model_len
+
+    def default(self, answer_tokens: int) -> Strategy:
+        whole = self.fits_whole(answer_tokens) and self.tokens <= self.threshold
+        return Strategy.WHOLE if whole else Strategy.MAP_REDUCE
+
+    def offered(self, answer_tokens: int) -> list[Strategy]:
+        if self.fits_whole(answer_tokens):
+            return [Strategy.WHOLE, Strategy.MAP_REDUCE]
+        return [Strategy.MAP_REDUCE]
+
+    def check(self, strategy: Strategy, answer_tokens: int) -> None:
+        """Raise DocumentError when `strategy` cannot read this document with that answer."""
+        if strategy not in self.offered(answer_tokens):
+            raise DocumentError(
+                f"The document is {self.tokens:,} tokens and the server serves "
+                f"{self.max_model_len:,} (with room for a {answer_tokens:,}-token answer), so it "
+                f"cannot be read whole; use map-reduce, a shorter answer, or serve a longer "
+                f"--max-model-len.")
+
+    def line(self) -> str:
+        return (f"{self.pages:,} pages, {self.tokens:,} tokens — {self.fraction:.1%} of the served "
+                f"{self.max_model_len:,}-token context.")
+
+
+async def measure(doc: DocumentText, llm: Llm, threshold: int,
+                  on_progress: OnProgress = ignore) -> Budget:
+    """Count the document's tokens with the server's own tokenizer, a batch of pages per call."""
+    pages = [f"{page.marked()}\n\n" for page in doc.pages]
+    tokens = 0
+    for start in range(0, len(pages), TOKENIZE_PAGES_PER_CALL):
+        tokens += await llm.count_text_tokens("".join(pages[start:start + TOKENIZE_PAGES_PER_CALL]))
+        done = min(start + TOKENIZE_PAGES_PER_CALL, len(pages))
+        on_progress(Progress("counting tokens", done, len(pages), unit="pages"))
+    return Budget(pages=len(doc.pages), tokens=tokens, chars=sum(len(p) for p in pages),
+                  max_model_len=await llm.max_model_len(), threshold=threshold)
+
+
+def estimate_prefill_s(tokens: int) -> float:
+    return PREFILL_A_S_PER_TOKEN * tokens + PREFILL_B_S_PER_TOKEN2 * tokens**2
+
+
+def describe_wait(tokens: int) -> str:
+    seconds = estimate_prefill_s(tokens)
+    when = f"about {seconds / 60:.0f} minutes" if seconds >= 90 else f"about {max(1, round(seconds))} s"
+    return (f"Estimate for one H200: {when} until the first answer starts (the model reads all "
+            f"{tokens:,} tokens first); follow-up questions reuse that work and start fast.")
