@@ -56,19 +56,22 @@ class Llm(Protocol):
 class LlmClient:
     """One model server. Create once per process; it holds the HTTP connection pools."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        """`transport` replaces the network for both HTTP clients (unit tests of the status
+        mapping give an httpx.MockTransport); None: the real network."""
         self.settings = settings
         # "none" stands for no key: a server glm1m did not start may not want one.
         api_key = server_api_key(settings, create=False) or "none"
         self._client = AsyncOpenAI(
             base_url=settings.base_url, api_key=api_key,
             timeout=settings.request_timeout_s, max_retries=settings.retries,
+            http_client=httpx.AsyncClient(transport=transport) if transport else None,
         )
         # /tokenize and /v1/models are small JSON calls: a short timeout keeps a dead server
         # from freezing the UI for the whole request timeout.
         self._http = httpx.AsyncClient(
             base_url=settings.server_root, timeout=httpx.Timeout(30.0, connect=5.0),
-            headers={"Authorization": f"Bearer {api_key}"},
+            headers={"Authorization": f"Bearer {api_key}"}, transport=transport,
         )
         self._max_model_len: int | None = None
 
