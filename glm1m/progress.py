@@ -38,16 +38,16 @@ class Progress:
         return (self.total - self.done) / rate if rate > 0 else None
 
     def line(self) -> str:
-        """`translating: 12 of 300 rows (1 failed) — 3.1 rows/s, about 93 s left`; the rate and time
-        left once this run has finished a unit."""
+        """`translating: 12 of 300 rows (1 failed) — 3.1 rows/s, about 93 s left`; the rate once this
+        run has finished a unit, the time left until all are."""
         unit = f" {self.unit}" if self.unit else ""
         text = f"{self.stage}: {self.done:,} of {self.total:,}{unit}"
         if self.failed:
             text += f" ({self.failed:,} failed)"
-        if self.done > self.resumed and not self.finished:
-            eta = self.eta_s
+        if self.done > self.resumed:
             text += f" — {self.per_s:.1f}{unit}/s"
-            text += f", about {eta:.0f} s left" if eta is not None else ""
+            eta = self.eta_s
+            text += f", about {eta:.0f} s left" if eta is not None and not self.finished else ""
         return text
 
 

@@ -7,12 +7,15 @@ import shlex
 import sys
 from pathlib import Path
 
-from rich.console import Console
-from rich.table import Table
+from typing import TYPE_CHECKING
 
 from glm1m.cli.output import fail
 from glm1m.errors import PlanError
 from server.gpus import detect_gpus
+
+if TYPE_CHECKING:  # rich loads when a plan is shown, not for `glm1m --help`
+    from rich.console import Console
+    from rich.table import Table
 from server.plan import (
     DEFAULT_UTILIZATION, GIB, GLM4_9B_CHAT_1M, GPUS, KIB, LAYOUTS, OVERHEAD_BYTES, GpuSpec, ModelShape, Plan,
     compare_layouts, describe_dtypes, describe_gpus, gpu_from_memory_mib, make_plan,
@@ -58,6 +61,8 @@ def run_plan(args: argparse.Namespace) -> int:
                          quantization=args.quantization, layout=args.layout)
     except PlanError as error:
         return fail(f"plan: {error}")
+    from rich.console import Console
+
     show(plan, Console(highlight=False))
     return 0
 
@@ -89,6 +94,8 @@ def show(plan: Plan, console: Console) -> None:
 
 
 def plan_table(plan: Plan) -> Table:
+    from rich.table import Table
+
     table = Table(title=f"{plan.model.name} on {describe_gpus(plan)}", show_header=False)
     table.add_column(style="bold")
     table.add_column(justify="right")
@@ -110,6 +117,8 @@ def plan_table(plan: Plan) -> Table:
 
 
 def layouts_table(chosen: Plan) -> Table:
+    from rich.table import Table
+
     table = Table(title=f"{chosen.gpus} GPUs split each way, at {chosen.max_model_len:,} tokens "
                         f"with {describe_dtypes(chosen)}")
     table.add_column("layout")

@@ -1,0 +1,82 @@
+"""`pip install .` (not -e) gives a working glm1m: the CLI runs, and the Chainlit app is found in
+the installed package and keeps its runtime files in the data dir, none beside the source."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import ROOT, app_env
+from tests.support.service import Service, free_port
+
+pytestmark = pytest.mark.app
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The project as `pip install .` builds it (a wheel, no link to the checkout), in a folder
+    of its own; its dependencies are the test venv's."""
+    target = tmp_path_factory.mktemp("site")
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target",
+                    str(target), str(ROOT)], check=True, timeout=600)
+    return target
+
+
+def env_for(site: Path, **extra: str) -> dict[str, str]:
+    return app_env(PYTHONPATH=str(site), **extra)
+
+
+def run(site: Path, cwd: Path, *code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, *code], cwd=cwd, env=env_for(site), capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_the_installed_cli_runs_from_anywhere(installed: Path, tmp_path: Path) -> None:
+    where = run(installed, tmp_path, "-c", "import glm1m, chainlit_app, server; "
+                "print(glm1m.__file__, chainlit_app.__file__, server.__file__)")
+    assert where.returncode == 0, where.stderr
+    assert all(path.startswith(str(installed)) for path in where.stdout.split())
+    shown = run(installed, tmp_path, "-m", "glm1m.cli", "--help")
+    assert shown.returncode == 0 and "summarize" in shown.stdout
+    plan = run(installed, tmp_path, "-m", "glm1m.cli", "plan", "--gpu", "h200")
+    assert plan.returncode == 0 and "--max-model-len" in plan.stdout
+    # The shipped UI config travelled with the package.
+    assert (installed / "chainlit_app" / "ui" / ".chainlit" / "config.toml").is_file()
+
+
+def test_the_installed_ui_starts_from_the_package_and_writes_only_to_the_data_dir(
+        installed: Path, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    probe = ("import sys, json; from glm1m.cli.up import prepare_ui_root, ui_command; "
+             "from glm1m.settings import Settings; "
+             "root = prepare_ui_root(Settings()); print(json.dumps([str(root), ui_command('127.0.0.1', "
+             "int(sys.argv[1]))]))")
+    port = free_port()
+    done = subprocess.run([sys.executable, "-c", probe, str(port)], cwd=tmp_path, capture_output=True,
+                          text=True, env=env_for(installed, GLM1M_DATA_DIR=str(data)), timeout=60)
+    assert done.returncode == 0, done.stderr
+    root, command = json.loads(done.stdout)
+    assert Path(root) == (data / "ui").resolve() and command[4].startswith(str(installed))
+    before = sorted(p.relative_to(installed) for p in installed.rglob("*") if "__pycache__" not in p.parts)
+    ui = Service("installed-ui", command, ready=r"Your app is available at", log_dir=tmp_path,
+                 env=env_for(installed, GLM1M_DATA_DIR=str(data), GLM1M_DEMO="true",
+                             GLM1M_METRICS_PORT="0", GLM1M_BASE_URL="http://127.0.0.1:9/v1"),
+                 cwd=root)
+    try:
+        ui.wait_ready(120)
+        page = httpx.get(f"http://127.0.0.1:{port}/", timeout=30)
+        assert page.status_code == 200 and "<html" in page.text.lower()
+        project = httpx.get(f"http://127.0.0.1:{port}/project/settings?language=en-US", timeout=30)
+        assert project.status_code == 200 and project.json()["ui"]["name"] == "glm1m"
+    finally:
+        ui.stop()
+    after = sorted(p.relative_to(installed) for p in installed.rglob("*") if "__pycache__" not in p.parts)
+    assert after == before  # nothing written beside the installed source
+    assert not (tmp_path / ".files").exists() and not (tmp_path / ".chainlit").exists()
+    assert os.path.isfile(data / "ui" / ".chainlit" / "config.toml")
