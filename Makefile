@@ -4,7 +4,7 @@ VENV := .venv
 SERVER_VENV := .venv-server
 DEMO_MODEL := data/demo-model/model.safetensors
 
-.PHONY: setup run test test-unit chromium clean
+.PHONY: setup run lint test test-unit chromium clean
 
 setup: $(VENV)/.installed $(SERVER_VENV)/.installed $(DEMO_MODEL)
 
@@ -28,7 +28,13 @@ chromium:
 run: setup
 	$(VENV)/bin/glm1m up
 
-test: setup chromium
+# ruff and mypy (configured in pyproject.toml) on the code, not on tests/ or bench/.
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check glm1m server chainlit_app
+	$(VENV)/bin/mypy
+
+# lint runs first: a finding fails `make test` before the servers start.
+test: lint setup chromium
 	$(VENV)/bin/pytest -p no:cacheprovider
 
 test-unit: $(VENV)/.installed

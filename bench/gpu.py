@@ -245,7 +245,7 @@ async def _followup_app(port: int) -> dict:
     try:
         pdf = await document_of(llm, FOLLOWUP_DOC_TOKENS)
         budget = await measure(pdf, llm, threshold=CONTEXT)
-        doc = OpenDocument(pdf, budget, Strategy.WHOLE, MapReduce.within(budget, 32_000, 8, 512))
+        doc = OpenDocument(pdf, budget, Strategy.WHOLE, MapReduce(32_000, 8, 512))
         params = ChatParams(temperature=0.0, max_tokens=8, extra={"ignore_eos": True})
         times = []
         for question in ("Summarise it.", "What is on page 3?", "Who wrote it?", "List the dates."):

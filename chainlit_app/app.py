@@ -8,12 +8,12 @@ chainlit_app/app.py` from a checkout works too.
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import chainlit as cl
 import chainlit.server
 from chainlit.input_widget import Select, Slider, TextInput
+from chainlit.types import ThreadDict
 
 from chainlit_app import history, metrics, session
 from chainlit_app.chat_flow import run_chat
@@ -54,7 +54,7 @@ if get_settings().auth_required:
         return await check_password(_accounts, username, password)
 
     @cl.on_chat_resume
-    async def on_chat_resume(thread: dict) -> None:
+    async def on_chat_resume(thread: ThreadDict) -> None:
         await start_session(from_thread(get_settings().system_prompt, thread.get("steps") or []),
                             greet=False)
 
@@ -109,10 +109,10 @@ async def on_settings_update(values: dict[str, Any]) -> None:
 async def on_message(message: cl.Message) -> None:
     uploads = sort_uploads(message.elements or [])
     if uploads.csv:
-        glossary = (Path(uploads.glossary[0].path), uploads.glossary[0].name) if uploads.glossary else None
-        await run_translation(Path(uploads.csv[0].path), uploads.csv[0].name, glossary)
+        glossary = (uploads.glossary[0].path, uploads.glossary[0].name) if uploads.glossary else None
+        await run_translation(uploads.csv[0].path, uploads.csv[0].name, glossary)
     elif uploads.pdf:
-        await read_document(Path(uploads.pdf[0].path), uploads.pdf[0].name, message.content)
+        await read_document(uploads.pdf[0].path, uploads.pdf[0].name, message.content)
     elif uploads.other and not message.content.strip():
         await cl.ErrorMessage(content=UNSUPPORTED, author="glm1m").send()
     elif session.current().document is not None:

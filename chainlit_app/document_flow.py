@@ -14,7 +14,7 @@ from chainlit_app import metrics, session
 from chainlit_app.client import llm
 from chainlit_app.pacing import coalesce
 from chainlit_app.status import AUTHOR, StatusLine, stream_into
-from glm1m.documents.answer import SUMMARY_REQUEST, MapReduce, OpenDocument, answer
+from glm1m.documents.answer import SUMMARY_REQUEST, OpenDocument, answer, plan_of
 from glm1m.documents.budget import Budget, Strategy, describe_wait, estimate_prefill_s, measure
 from glm1m.documents.pages import DocumentText, cited_pages
 from glm1m.documents.pdf import PdfLimits, extract
@@ -36,7 +36,7 @@ async def read_document(path: Path, name: str, question: str) -> None:
     strategy = await choose_strategy(budget, answer_tokens)
     budget.check(strategy, answer_tokens)
     await status.set(f"**{name}**: {budget.line()} Reading it {strategy.words}.")
-    state.document = OpenDocument(text, budget, strategy, MapReduce.of(budget, settings))
+    state.document = OpenDocument(text, budget, strategy, plan_of(settings))
     await ask_document(question.strip() or SUMMARY_REQUEST)
 
 

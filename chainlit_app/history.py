@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Coroutine, Dict, List, Optional, TypeVar, Union
+from typing import Any, TypeVar
 
 from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
 from chainlit.data.storage_clients.base import BaseStorageClient
@@ -22,10 +23,10 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from glm1m.errors import HistoryError
 from chainlit_app.history_schema import migrate, schema_problems
-from glm1m.settings import Settings
+from glm1m.errors import HistoryError
 from glm1m.files import UUID
+from glm1m.settings import Settings
 
 SQLITE_BUSY_TIMEOUT_S = 30
 T = TypeVar("T")
@@ -36,14 +37,14 @@ class HistoryDataLayer(SQLAlchemyDataLayer):
     """Chainlit's SQLAlchemy data layer with two repairs, and the lookup the file route needs."""
 
     async def execute_sql(self, query: str,
-                          parameters: dict) -> Union[List[Dict[str, Any]], int, None]:
+                          parameters: dict) -> list[dict[str, Any]] | int | None:
         # Chainlit binds thread/step `tags` (lists) and step `modes` / element `playerConfig`
         # (dicts) as they are; SQLite and asyncpg refuse both for a text column: the row is lost.
         return await super().execute_sql(query, {k: _bindable(v) for k, v in parameters.items()})
 
-    async def update_thread(self, thread_id: str, name: Optional[str] = None,
-                            user_id: Optional[str] = None, metadata: Optional[Dict] = None,
-                            tags: Optional[List[str]] = None) -> None:
+    async def update_thread(self, thread_id: str, name: str | None = None,
+                            user_id: str | None = None, metadata: dict | None = None,
+                            tags: list[str] | None = None) -> None:
         # The browser chooses the thread id, and get_all_user_threads pastes stored ids into its SQL
         # text (`IN ('...')`): an id with a quote in it would be SQL injection. Real ids are UUIDs.
         if not UUID.fullmatch(thread_id):

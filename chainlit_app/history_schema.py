@@ -13,6 +13,8 @@ column would break its `metadata LIKE` query for favourites.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sqlalchemy import Boolean, Column, Connection, Integer, MetaData, Table, Text, inspect, text
 
 TABLES = MetaData()
@@ -147,6 +149,7 @@ def _id_is_unique(conn: Connection, table: str) -> bool:
     inspector = inspect(conn)
     if inspector.get_pk_constraint(table).get("constrained_columns") == ["id"]:
         return True
-    uniques = [u["column_names"] for u in inspector.get_unique_constraints(table)]
+    # An index's columns may be None (an expression); a unique constraint's never are.
+    uniques: list[Sequence[str | None]] = [u["column_names"] for u in inspector.get_unique_constraints(table)]
     uniques += [i["column_names"] for i in inspector.get_indexes(table) if i.get("unique")]
     return ["id"] in uniques

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 from prometheus_client import Counter, start_http_server
 
-from glm1m.errors import ContextTooLong, ServerBusy, ServerError, ServerUnavailable
-from glm1m.errors import CsvError
+from glm1m.errors import (
+    ContextTooLong,
+    CsvError,
+    DocumentError,
+    ServerBusy,
+    ServerError,
+    ServerTooSlow,
+    ServerUnavailable,
+)
 
 CHAT_ANSWERS = Counter("glm1m_chat_answers", "Chat answers streamed to a user (stopped ones too)")
 DOCUMENTS = Counter("glm1m_documents_processed", "Documents read and answered about")
@@ -15,7 +22,8 @@ FAILURES = Counter("glm1m_failures", "User-facing failures, by kind", ["kind"])
 
 # Export every kind at 0 from the start, so dashboards and alerts see the series before the first
 # failure (a labelled counter has no samples until a label is used).
-for _kind in (ServerUnavailable, ServerBusy, ContextTooLong, ServerError, CsvError):
+for _kind in (ServerUnavailable, ServerBusy, ServerTooSlow, ContextTooLong, ServerError, CsvError,
+              DocumentError):
     FAILURES.labels(kind=_kind.__name__)
 
 _serving: set[int] = set()

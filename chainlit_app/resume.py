@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from glm1m.chat import Conversation
 from glm1m.llm import Message
@@ -10,7 +12,7 @@ from glm1m.llm import Message
 CHAT_TURN = "glm1m_chat_turn"  # metadata key on chat answers, so a resumed thread can rebuild them
 
 
-def from_thread(system_prompt: str, steps: list[dict]) -> Conversation:
+def from_thread(system_prompt: str, steps: Sequence[Mapping[str, Any]]) -> Conversation:
     """The conversation of a resumed thread, from the messages Chainlit stored for it: each chat
     answer (marked CHAT_TURN) with the user message before it. Status lines, errors, documents
     and translations are not chat turns and stay out of the model's history, as they were."""
@@ -26,7 +28,7 @@ def from_thread(system_prompt: str, steps: list[dict]) -> Conversation:
     return Conversation(system_prompt, turns)
 
 
-def is_turn(step: dict) -> bool:
+def is_turn(step: Mapping[str, Any]) -> bool:
     metadata = step.get("metadata") or {}
     if isinstance(metadata, str):  # some data layers hand metadata back as JSON text
         try:

@@ -46,7 +46,10 @@ class StatusLine:
     def threadsafe(self) -> OnProgress:
         """An OnProgress for work running in a worker thread (asyncio.to_thread)."""
         loop = asyncio.get_running_loop()
-        return lambda progress: loop.call_soon_threadsafe(self.report, progress)
+
+        def report(progress: Progress) -> None:
+            loop.call_soon_threadsafe(self.report, progress)
+        return report
 
 
 async def say(text: str, **kwargs: object) -> None:

@@ -14,7 +14,7 @@ import asyncio
 import mimetypes
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, Any, Dict, Optional, Union
+from typing import Annotated, Any
 from urllib.parse import quote
 
 from chainlit.auth import get_current_user
@@ -30,7 +30,7 @@ FILES_URL = "/glm1m/files"
 INLINE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf",
                 "text/plain", "audio/", "video/")
 
-OwnerOf = Callable[[str], Awaitable[Optional[str]]]
+OwnerOf = Callable[[str], Awaitable[str | None]]
 
 
 class UnsafeObjectKey(ValueError):
@@ -54,9 +54,9 @@ class LocalStorage(BaseStorageClient):
             raise UnsafeObjectKey(f"object key {object_key!r} leads outside {self.root}")
         return path
 
-    async def upload_file(self, object_key: str, data: Union[bytes, str],
+    async def upload_file(self, object_key: str, data: bytes | str,
                           mime: str = "application/octet-stream", overwrite: bool = True,
-                          content_disposition: str | None = None) -> Dict[str, Any]:
+                          content_disposition: str | None = None) -> dict[str, Any]:
         path = self.path_of(object_key)
         body = data.encode() if isinstance(data, str) else data
         # Elements can be 200 MB PDFs: keep the event loop free while they are written.
@@ -91,7 +91,7 @@ def file_router(storage: LocalStorage, owner_of: OwnerOf) -> APIRouter:
 
     @router.get(storage.url_prefix + "/{object_key:path}")
     async def get_file(object_key: str,
-                       user: Annotated[Optional[Union[User, PersistedUser]],
+                       user: Annotated[User | PersistedUser | None,
                                        Depends(get_current_user)]) -> FileResponse:
         if user is None:  # Chainlit's dependency says None when login is off: no owners then
             raise HTTPException(status_code=401, detail="Not logged in")

@@ -4,10 +4,7 @@ answers that case with a sentence and hands every other upload to Chainlit uncha
 
 from __future__ import annotations
 
-from typing import Optional
-
-from chainlit.server import UserParam
-from chainlit.server import upload_file as chainlit_upload_file
+from chainlit.server import UserParam, upload_file as chainlit_upload_file
 from fastapi import APIRouter, HTTPException, UploadFile
 
 
@@ -16,7 +13,7 @@ def empty_upload_guard() -> APIRouter:
 
     @router.post("/project/file")
     async def upload_file(current_user: UserParam, session_id: str, file: UploadFile,
-                          ask_parent_id: Optional[str] = None):
+                          ask_parent_id: str | None = None):
         if not await file.read(1):
             raise HTTPException(status_code=400, detail=(
                 f"{file.filename} is empty (0 bytes): there is nothing to read. Attach the file "

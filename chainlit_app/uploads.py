@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Protocol
 
 
@@ -13,30 +14,38 @@ class UploadedFile(Protocol):
     mime: str | None
 
 
+@dataclass(frozen=True)
+class Upload:
+    """An uploaded file and where it lies on disk (sort_uploads skips elements without a path)."""
+    name: str
+    path: Path
+
+
 GLOSSARY_NAMES = ("glossary", "terms", "术语", "词汇")
 
 
 @dataclass
 class Uploads:
-    csv: list[UploadedFile] = field(default_factory=list)
-    glossary: list[UploadedFile] = field(default_factory=list)  # a CSV named like a glossary
-    pdf: list[UploadedFile] = field(default_factory=list)
-    other: list[UploadedFile] = field(default_factory=list)
+    csv: list[Upload] = field(default_factory=list)
+    glossary: list[Upload] = field(default_factory=list)  # a CSV named like a glossary
+    pdf: list[Upload] = field(default_factory=list)
+    other: list[Upload] = field(default_factory=list)
 
 
-def sort_uploads(elements: list[UploadedFile]) -> Uploads:
+def sort_uploads(elements: Sequence[UploadedFile]) -> Uploads:
     uploads = Uploads()
     for element in elements:
         if not element.path:
             continue
         suffix = PurePosixPath(element.name).suffix.lower()
         mime = (element.mime or "").lower()
+        upload = Upload(element.name, Path(element.path))
         if suffix == ".csv" or mime in ("text/csv", "application/csv"):
-            uploads.csv.append(element)
+            uploads.csv.append(upload)
         elif suffix == ".pdf" or mime == "application/pdf":
-            uploads.pdf.append(element)
+            uploads.pdf.append(upload)
         else:
-            uploads.other.append(element)
+            uploads.other.append(upload)
     # With two CSVs attached, the one named like a glossary is the glossary; a single CSV is
     # always the data, whatever its name ("terms.csv" may well be the file to translate).
     if len(uploads.csv) > 1:

@@ -22,9 +22,9 @@ import secrets
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from glm1m.errors import AccountError
 from glm1m.files import write_whole
 from glm1m.keys import SecretFileError, read_or_create
-from glm1m.errors import AccountError
 from glm1m.settings import Settings
 
 # 32 MiB and tens of milliseconds per guess: the interactive-login choice of the scrypt paper.

@@ -21,6 +21,10 @@ class ContextTooLong(UserFacingError):
     """The prompt does not fit the served context window."""
 
 
+class ServerTooSlow(UserFacingError):
+    """The model server did not begin an answer within GLM1M_FIRST_TOKEN_TIMEOUT_S."""
+
+
 class ServerError(UserFacingError):
     """The model server refused or failed a request for another reason."""
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 
-from glm1m.files import write_once
 from glm1m.errors import SecretFileError
+from glm1m.files import write_once
 from glm1m.settings import Settings
 
 SERVER_KEY_FILE = "server-api-key"

@@ -9,18 +9,22 @@ the sentence to show.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import httpx
 import openai
-from openai import AsyncOpenAI
+from openai import AsyncOpenAI, AsyncStream
+from openai.types.chat import ChatCompletionChunk, ChatCompletionMessageParam
 
 from glm1m.errors import (
     ContextTooLong,
     ServerBusy,
     ServerError,
+    ServerTooSlow,
     ServerUnavailable,
     UserFacingError,
 )
@@ -28,6 +32,13 @@ from glm1m.keys import SERVER_KEY_FILE, server_api_key
 from glm1m.settings import Settings
 
 Message = dict[str, str]  # {"role": ..., "content": ...}, the OpenAI chat shape
+HEALTH_MISSES = 2  # failed /health checks in a row that mean the server is gone, not busy
+HEALTH_TIMEOUT_S = 5.0
+
+
+def _openai_messages(messages: list[Message]) -> list[ChatCompletionMessageParam]:
+    # The same shape; OpenAI's per-role TypedDicts just cannot describe a dict[str, str].
+    return cast("list[ChatCompletionMessageParam]", messages)
 
 
 @dataclass(frozen=True)
@@ -65,7 +76,8 @@ class LlmClient:
         self._client = AsyncOpenAI(
             base_url=settings.base_url, api_key=api_key,
             timeout=settings.request_timeout_s, max_retries=settings.retries,
-            http_client=httpx.AsyncClient(transport=transport) if transport else None,
+            # openai 3 also takes an httpx (not only httpx2) client, though its annotation says httpx2.
+            http_client=httpx.AsyncClient(transport=transport) if transport else None,  # type: ignore[arg-type]
         )
         # /tokenize and /v1/models are small JSON calls: a short timeout keeps a dead server
         # from freezing the UI for the whole request timeout.
@@ -110,28 +122,94 @@ class LlmClient:
     async def stream_chat(self, messages: list[Message], params: ChatParams) -> AsyncIterator[str]:
         """Yield the answer's text pieces as the server produces them.
 
-        Closing the generator (or cancelling the task iterating it) closes the HTTP stream, which
-        makes vLLM abort the request and free its slot and KV cache.
+        Until the first piece the server may be reading a long prompt for many minutes and sends
+        nothing: that wait ends only when the consumer stops, when /health stops answering, or
+        after GLM1M_FIRST_TOKEN_TIMEOUT_S. Once the answer has begun, GLM1M_REQUEST_TIMEOUT_S
+        bounds the silence between pieces. Closing the generator (or cancelling the task
+        iterating it) closes the HTTP stream, which makes vLLM abort the request and free its
+        slot and KV cache.
         """
+        opening = asyncio.create_task(self._open_stream(messages, params))
+        stream: AsyncStream[ChatCompletionChunk] | None = None
+        try:
+            stream, first = await self._first_chunk(opening)
+            pieces = stream.__aiter__()
+            chunk: ChatCompletionChunk | None = first
+            while chunk is not None:
+                if chunk.choices and (text := chunk.choices[0].delta.content):
+                    yield text
+                chunk = await self._next_chunk(pieces)
+        finally:
+            opening.cancel()
+            if stream is None and opening.done() and not opening.cancelled() and not opening.exception():
+                stream = opening.result()[0]
+            if stream is not None:
+                await stream.close()
+
+    async def _open_stream(self, messages: list[Message], params: ChatParams
+                           ) -> tuple[AsyncStream[ChatCompletionChunk], ChatCompletionChunk | None]:
+        """The stream and its first chunk (None: it ended at once)."""
         try:
             stream = await self._client.chat.completions.create(
-                model=self.settings.model, messages=messages, stream=True,  # type: ignore[arg-type]
+                model=self.settings.model, messages=_openai_messages(messages), stream=True,
                 temperature=params.temperature, max_tokens=params.max_tokens, stop=params.stop,
                 extra_body=params.extra,
+                # No read timeout from httpx: stream_chat keeps the clocks itself (see there).
+                timeout=openai.Timeout(self.settings.request_timeout_s, read=None),
             )
         except openai.APIError as exc:
             raise self._user_error(exc) from exc
         try:
-            async for chunk in stream:
-                if chunk.choices and (text := chunk.choices[0].delta.content):
-                    yield text
+            return stream, await anext(stream.__aiter__())
+        except StopAsyncIteration:
+            return stream, None
         except (openai.APIError, httpx.HTTPError) as exc:
-            raise ServerUnavailable(
-                "The model server stopped in the middle of the answer. The part shown so far is "
-                "kept; send your message again once the server is back."
-            ) from exc
-        finally:
             await stream.close()
+            raise self._dropped() from exc
+
+    async def _first_chunk(self, opening: asyncio.Task) -> tuple[AsyncStream[ChatCompletionChunk],
+                                                                  ChatCompletionChunk | None]:
+        """Wait for the server to begin its answer, checking every health_poll_s that it lives."""
+        limit = self.settings.first_token_timeout_s
+        deadline = time.monotonic() + limit
+        misses = 0
+        while True:
+            left = deadline - time.monotonic()
+            done, _ = await asyncio.wait({opening}, timeout=max(0.0, min(self.settings.health_poll_s, left)))
+            if done:
+                return opening.result()
+            if time.monotonic() >= deadline:
+                raise ServerTooSlow(
+                    f"The model server has not begun its answer after {limit / 60:.0f} minutes "
+                    f"(GLM1M_FIRST_TOKEN_TIMEOUT_S), so glm1m stopped waiting. Try a shorter "
+                    f"prompt or document, or raise GLM1M_FIRST_TOKEN_TIMEOUT_S.")
+            misses = 0 if await self._healthy() else misses + 1
+            if misses >= HEALTH_MISSES:
+                raise ServerUnavailable(
+                    f"The model server at {self.settings.base_url} stopped answering its health "
+                    f"check while it was reading the prompt. Check that it is still running (or "
+                    f"restart it with `glm1m serve`), then send your message again.")
+
+    async def _next_chunk(self, pieces: AsyncIterator[ChatCompletionChunk]) -> ChatCompletionChunk | None:
+        try:
+            return await asyncio.wait_for(anext(pieces), self.settings.request_timeout_s)
+        except StopAsyncIteration:
+            return None
+        except (TimeoutError, openai.APIError, httpx.HTTPError) as exc:
+            raise self._dropped() from exc
+
+    async def _healthy(self) -> bool:
+        try:
+            reply = await self._http.get("/health", timeout=HEALTH_TIMEOUT_S)
+        except httpx.HTTPError:
+            return False
+        return reply.status_code == 200
+
+    @staticmethod
+    def _dropped() -> ServerUnavailable:
+        return ServerUnavailable(
+            "The model server stopped in the middle of the answer. The part shown so far is "
+            "kept; send your message again once the server is back.")
 
     async def complete(self, messages: list[Message], params: ChatParams,
                        retries: int | None = None) -> str:
@@ -140,7 +218,7 @@ class LlmClient:
         client = self._client if retries is None else self._client.with_options(max_retries=retries)
         try:
             reply = await client.chat.completions.create(
-                model=self.settings.model, messages=messages,  # type: ignore[arg-type]
+                model=self.settings.model, messages=_openai_messages(messages),
                 temperature=params.temperature, max_tokens=params.max_tokens, stop=params.stop,
                 extra_body=params.extra,
             )

@@ -11,6 +11,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+MIN_RATE_S = 1.0  # a rate over less time than this says nothing (and can read "1826298.7/s")
+
 
 @dataclass(frozen=True)
 class Progress:
@@ -44,7 +46,7 @@ class Progress:
         text = f"{self.stage}: {self.done:,} of {self.total:,}{unit}"
         if self.failed:
             text += f" ({self.failed:,} failed)"
-        if self.done > self.resumed:
+        if self.done > self.resumed and time.monotonic() - self.started >= MIN_RATE_S:
             text += f" — {self.per_s:.1f}{unit}/s"
             eta = self.eta_s
             text += f", about {eta:.0f} s left" if eta is not None and not self.finished else ""

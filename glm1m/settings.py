@@ -25,7 +25,16 @@ class Settings(BaseSettings):
                                description="default system prompt (editable in the UI)")
     temperature: float = Field(0.7, ge=0.0, le=2.0, description="default sampling temperature")
     max_tokens: int = Field(1024, ge=1, description="default limit of new tokens per answer")
-    request_timeout_s: float = Field(600.0, gt=0, description="timeout of one model request")
+    request_timeout_s: float = Field(
+        600.0, gt=0, description="timeout of a non-streamed model request, and the longest silence "
+                                 "between the pieces of an answer once it has begun")
+    # A 1M-token prefill took 604 s on one H200 (docs/benchmarks.md) and takes about 2.5x that on
+    # an A100: an hour leaves room for the slowest GPU glm1m plans for.
+    first_token_timeout_s: float = Field(
+        3600.0, gt=0, description="longest wait for a streamed answer to begin (the server reads "
+                                  "the whole prompt first), while its /health answers")
+    health_poll_s: float = Field(10.0, gt=0, description="how often /health is checked while "
+                                                          "waiting for an answer to begin")
     translate_concurrency: int = Field(64, ge=1, description="CSV rows in flight at once")
     translate_max_tokens: int = Field(1024, ge=1, description="longest translation of one cell")
     metrics_port: int = Field(8002, ge=0, description="app's Prometheus /metrics port on 127.0.0.1 (0: off)")

@@ -317,7 +317,8 @@ def explain(plan: Plan, combos: list[tuple[Quantization, KvCacheDtype]], layout:
     if index == 0:
         return f"{holds} on one GPU"
     before = evaluate(plan.model, plan.gpu, 1, 1, plan.utilization, *combos[index - 1])
-    return f"{holds} on one GPU; with {describe_dtypes(before)} it would hold only {before.kv_tokens:,} tokens"
+    return (f"{holds} on one GPU; with {describe_dtypes(before)} it would hold only "
+            f"{before.kv_tokens:,} tokens")
 
 
 def describe_dtypes_of(weights: Quantization, kv: KvCacheDtype) -> str:
@@ -340,8 +341,9 @@ def too_long_sentence(roomiest: Plan, wanted: int) -> str:
     fp8_left += [] if roomiest.kv_cache_dtype == "fp8" else ["--kv-cache-dtype fp8"]
     remedy = f"{' '.join(fp8_left)}, or more GPUs" if fp8_left else "or more GPUs"
     return (f"A {wanted:,}-token context does not fit on {describe_gpus(roomiest)}: with "
-            f"{describe_dtypes(roomiest)} at utilisation {roomiest.utilization:g} the KV cache holds at most "
-            f"{roomiest.kv_tokens:,} tokens, so use --max-model-len {roomiest.max_model_len} or less, {remedy}.")
+            f"{describe_dtypes(roomiest)} at utilisation {roomiest.utilization:g} the KV cache holds "
+            f"at most {roomiest.kv_tokens:,} tokens, so use --max-model-len "
+            f"{roomiest.max_model_len} or less, {remedy}.")
 
 
 def no_room_sentence(roomiest: Plan) -> str:

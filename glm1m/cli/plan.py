@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
-import sys
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from glm1m.cli.output import fail
@@ -17,8 +15,21 @@ if TYPE_CHECKING:  # rich loads when a plan is shown, not for `glm1m --help`
     from rich.console import Console
     from rich.table import Table
 from server.plan import (
-    DEFAULT_UTILIZATION, GIB, GLM4_9B_CHAT_1M, GPUS, KIB, LAYOUTS, OVERHEAD_BYTES, GpuSpec, ModelShape, Plan,
-    compare_layouts, describe_dtypes, describe_gpus, gpu_from_memory_mib, make_plan,
+    DEFAULT_UTILIZATION,
+    GIB,
+    GLM4_9B_CHAT_1M,
+    GPUS,
+    KIB,
+    LAYOUTS,
+    OVERHEAD_BYTES,
+    GpuSpec,
+    ModelShape,
+    Plan,
+    compare_layouts,
+    describe_dtypes,
+    describe_gpus,
+    gpu_from_memory_mib,
+    make_plan,
 )
 
 
@@ -28,13 +39,15 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
         description="GPU memory plan for GLM-4-9B-Chat-1M (or --model's shapes) under vLLM.")
     gpu = parser.add_mutually_exclusive_group()
     gpu.add_argument("--gpu", choices=list(GPUS), help="a known GPU (default: the ones nvidia-smi lists)")
-    gpu.add_argument("--gpu-mem", type=float, metavar="GiB", help="memory of each GPU, as nvidia-smi reports it")
+    gpu.add_argument("--gpu-mem", type=float, metavar="GiB",
+                     help="memory of each GPU, as nvidia-smi reports it")
     parser.add_argument("--gpus", type=int, default=None,
                         help="number of GPUs (default: as many as detected, 1 with --gpu/--gpu-mem)")
     parser.add_argument("--gpu-memory-utilization", type=float, default=DEFAULT_UTILIZATION,
                         help=f"vLLM's share of each GPU (default {DEFAULT_UTILIZATION})")
     parser.add_argument("--max-model-len", type=int, default=None,
-                        help="context to plan for (default: the model's full context, else the longest that fits)")
+                        help="context to plan for (default: the model's full context, "
+                             "else the longest that fits)")
     parser.add_argument("--kv-cache-dtype", choices=["auto", "fp8"], default=None,
                         help="auto = bf16 like the weights (default: the planner chooses)")
     parser.add_argument("--quantization", choices=["none", "fp8"], default=None,
@@ -102,7 +115,8 @@ def plan_table(plan: Plan) -> Table:
     per_gpu = " per GPU" if plan.tensor_parallel > 1 else ""
     kv_per_gpu_token = plan.model.kv_bytes_per_token(plan.kv_cache_dtype, plan.tensor_parallel)
     table.add_row(f"GPU memory × {plan.utilization:g}", gib(plan.gpu.memory_bytes * plan.utilization))
-    table.add_row(f"weights ({'fp8' if plan.quantization else 'bf16'}){per_gpu}", gib(plan.weights_bytes_per_gpu))
+    table.add_row(f"weights ({'fp8' if plan.quantization else 'bf16'}){per_gpu}",
+                  gib(plan.weights_bytes_per_gpu))
     table.add_row("other (activations, CUDA graphs, runtime)", gib(OVERHEAD_BYTES))
     table.add_row(f"KV cache ({'fp8' if plan.kv_cache_dtype == 'fp8' else 'bf16'}){per_gpu}",
                   gib(max(0, plan.kv_budget_bytes_per_gpu)))

@@ -20,7 +20,8 @@ STRATEGIES = ("auto", "whole", "map-reduce")
 
 def add_command(commands: argparse._SubParsersAction) -> None:
     defaults = Settings()
-    p = commands.add_parser("summarize", help="summarise a PDF, or answer a question about it, with page citations")
+    p = commands.add_parser("summarize",
+                            help="summarise a PDF, or answer a question about it, with page citations")
     p.add_argument("pdf", type=Path)
     p.add_argument("--question", default=None, help="a question instead of a summary")
     p.add_argument("--strategy", choices=STRATEGIES, default="auto",

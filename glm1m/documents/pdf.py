@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pymupdf
 
-from glm1m.errors import DocumentError
 from glm1m.documents.pages import DocumentText, Page
+from glm1m.errors import DocumentError
 from glm1m.progress import OnProgress, Progress, ignore
 from glm1m.settings import Settings
 

@@ -26,24 +26,39 @@ class Chunk:
             f"pp. {self.first_page}–{self.last_page}"
 
 
-def split(doc: DocumentText, chunk_chars: int) -> list[Chunk]:
-    """Chunks of at most `chunk_chars` characters of the marked text, cut at the best separator."""
-    text = doc.marked_text()
-    splitter = RecursiveCharacterTextSplitter(
+def splitter(chunk_chars: int) -> RecursiveCharacterTextSplitter:
+    return RecursiveCharacterTextSplitter(
         chunk_size=max(MIN_CHUNK_CHARS, chunk_chars), chunk_overlap=0,
         separators=SEPARATORS, keep_separator="end", add_start_index=True)
+
+
+def split_marked(text: str, chunk_chars: int, start_page: int) -> list[Chunk]:
+    """Chunks of marked text that begins on `start_page`, each with the pages it covers."""
     marks = page_marks(text)
     chunks = []
-    for piece in splitter.create_documents([text]):
+    for piece in splitter(chunk_chars).create_documents([text]):
         start = piece.metadata["start_index"]
         end = start + len(piece.page_content)
-        chunks.append(Chunk(piece.page_content, page_at(marks, start), page_at(marks, max(start, end - 1))))
+        chunks.append(Chunk(piece.page_content, page_at(marks, start, start_page),
+                            page_at(marks, max(start, end - 1), start_page)))
     return chunks
 
 
-def page_at(marks: list[tuple[int, int]], offset: int) -> int:
-    """The page the character at `offset` is on: the last marker at or before it."""
-    page = marks[0][1] if marks else 1
+def split(doc: DocumentText, chunk_chars: int) -> list[Chunk]:
+    """Chunks of at most `chunk_chars` characters of the marked text, cut at the best separator."""
+    first = doc.pages[0].number if doc.pages else 1
+    return split_marked(doc.marked_text(), chunk_chars, first)
+
+
+def resplit(chunk: Chunk, chunk_chars: int) -> list[Chunk]:
+    """A chunk that turned out too long, cut smaller; the pieces keep the right pages."""
+    return split_marked(chunk.text, min(chunk_chars, len(chunk.text) - 1), chunk.first_page)
+
+
+def page_at(marks: list[tuple[int, int]], offset: int, start_page: int = 1) -> int:
+    """The page the character at `offset` is on: the last marker at or before it, else the page
+    the text began on."""
+    page = start_page
     for position, number in marks:
         if position > offset:
             break

@@ -12,11 +12,11 @@ from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from glm1m.translation.checkpoint import Checkpoint, fingerprint
 from glm1m.llm import Llm
-from glm1m.translation.table import CsvSource, read_chunks, write_chunk
 from glm1m.progress import OnProgress, Progress, ignore
+from glm1m.translation.checkpoint import Checkpoint, fingerprint
 from glm1m.translation.fanout import Job, Result, Row, translate_rows
+from glm1m.translation.table import CsvSource, read_chunks, write_chunk
 
 NOT_REACHED = "not translated: the job stopped before this row; run it again to continue"
 

@@ -45,7 +45,7 @@ def detect_encoding(path: Path, name: str | None = None) -> str:
     with path.open("rb") as f:
         if f.read(3) == codecs.BOM_UTF8:
             return "utf-8-sig"
-    decoder = codecs.getincrementaldecoder("utf-8")()
+    decoder: codecs.IncrementalDecoder = codecs.getincrementaldecoder("utf-8")()
     try:
         with path.open("rb") as f:
             while block := f.read(1 << 20):
@@ -59,6 +59,7 @@ def detect_encoding(path: Path, name: str | None = None) -> str:
             decoder = codecs.getincrementaldecoder("gb18030")()
             while block := f.read(1 << 20):
                 decoder.decode(block)
+            decoder.decode(b"", final=True)  # a file cut inside its last character
         return "gb18030"
     except UnicodeDecodeError as error:
         raise CsvError(f"{name or path.name} is neither UTF-8 nor GBK/GB18030 text (byte {error.start} "
@@ -135,7 +136,8 @@ def read_glossary(path: Path, name: str | None = None) -> tuple[tuple[str, str],
         raise CsvError(f"The glossary {name} is not a two-column CSV ({error}).") from error
     if frame.shape[1] < 2:
         raise CsvError(f"The glossary {name} needs two columns: term, translation.")
-    pairs = [(str(a).strip(), str(b).strip()) for a, b in zip(frame[0], frame[1]) if str(a).strip()]
+    pairs = [(str(a).strip(), str(b).strip()) for a, b in zip(frame[0], frame[1], strict=True)
+             if str(a).strip()]
     if pairs and pairs[0][0].lower() in ("term", "source", "术语", "原文"):
         pairs = pairs[1:]  # a header row
     return tuple(pairs)

@@ -29,6 +29,7 @@ class FaultProxy:
         self._watchers: list[tuple[int, threading.Event]] = []
         self._cut_after: int | None = None
         self._hold_s: float | None = None
+        self.holding = threading.Event()  # set while a held stream waits (cleared by reset)
         self._lock = threading.Lock()
         self.requests_seen = 0
         self._loop = asyncio.new_event_loop()
@@ -105,6 +106,7 @@ class FaultProxy:
         with self._lock:
             self._fail_next, self._cut_after, self._fail_matching = [], None, {}
             self._hold_s = None
+            self.holding.clear()
             self.journal, self._watchers = [], []
 
     def _call(self, coro):
@@ -155,6 +157,7 @@ class FaultProxy:
                 k: v for k, v in upstream.headers.items() if k.lower() not in HOP_HEADERS})
             await response.prepare(request)
             if hold_s:
+                self.holding.set()
                 await asyncio.sleep(hold_s)  # the simulated server is still reading the prompt
             sent, received = 0, []
             async for chunk in upstream.content.iter_any():

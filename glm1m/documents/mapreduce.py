@@ -1,0 +1,237 @@
+"""Map-reduce over a document of any length on any served context.
+
+Every prompt is counted with the server's own tokenizer before it is sent: chunks are cut to the
+room the question and the notes leave, and a chunk denser than the document's average (a table, a
+page of code, CJK text in an English manual) is split again until it fits. Notes that do not fit
+one combining prompt are combined in rounds. A part the server fails on is retried, then named in
+the answer, while the other parts go on; only a server that cannot be reached stops the answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import TypeVar
+
+from glm1m.documents.pages import CITE_HOW, DocumentText
+from glm1m.documents.split import Chunk, resplit, split
+from glm1m.errors import DocumentError, ServerUnavailable, UserFacingError
+from glm1m.llm import ChatParams, Llm, Message
+from glm1m.progress import OnProgress, Progress, ignore
+
+SYSTEM = ("You answer questions about the document the user gives you, in the language of the "
+          f"question. Every statement must cite the page it comes from as {CITE_HOW}, using the page "
+          "markers in the document. If the document does not say, answer that it does not.")
+MIN_CHUNK_TOKENS = 256
+# Counted separately, a chunk and the prompt around it can tokenize a few tokens longer together
+# (merges across the seam); 1 % and 32 tokens more than cover that.
+MARGIN_TOKENS = 32
+MARGIN_SHARE = 0.01
+ATTEMPTS = 2  # per part, on top of the client's own retries of 429/503/timeouts
+COUNT_CONCURRENCY = 8  # /tokenize calls in flight while chunks are checked
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class MapReduce:
+    chunk_tokens: int  # the largest chunk wanted; the served context may force smaller ones
+    concurrency: int
+    note_tokens: int
+
+
+@dataclass(frozen=True)
+class Note:
+    pages: str  # "p. 3" or "pp. 3–9"
+    text: str
+
+    def block(self) -> str:
+        return f"Notes on {self.pages}:\n{self.text}"
+
+
+def note_prompt(name: str, chunk: Chunk, question: str) -> list[Message]:
+    return [{"role": "system", "content": SYSTEM},
+            {"role": "user", "content": f"This is one part ({chunk.pages}) of the document {name}.\n"
+                                        f"<part>\n{chunk.text}\n</part>\n\nWrite short notes, with page "
+                                        f"citations, of what this part says about: {question}"}]
+
+
+def combine_prompt(name: str, notes: Sequence[Note], question: str, final: bool) -> list[Message]:
+    combined = "\n\n".join(note.block() for note in notes)
+    ask = (f"From these notes, answer: {question}\nKeep the page citations {CITE_HOW}." if final else
+           f"Combine these notes into shorter notes about: {question}\nKeep every page citation "
+           f"{CITE_HOW}.")
+    return [{"role": "system", "content": SYSTEM},
+            {"role": "user", "content": f"Notes taken part by part from the document {name}, with "
+                                        f"page citations:\n\n{combined}\n\n{ask}"}]
+
+
+def margin(max_model_len: int) -> int:
+    return MARGIN_TOKENS + int(max_model_len * MARGIN_SHARE)
+
+
+async def bounded_gather(items: Sequence[T], work: Callable[[T], Awaitable[object]], limit: int) -> list:
+    """work(item) for every item, at most `limit` at once, results in order; cancels the rest
+    when one raises."""
+    gate = asyncio.Semaphore(limit)
+
+    async def one(item: T) -> object:
+        async with gate:
+            return await work(item)
+
+    tasks = [asyncio.create_task(one(item)) for item in items]
+    try:
+        return list(await asyncio.gather(*tasks))
+    finally:
+        for task in tasks:
+            task.cancel()
+
+
+async def chunk_room(name: str, question: str, llm: Llm, note_tokens: int) -> int:
+    """Tokens a chunk may have: the served context less the note prompt with this question, the
+    notes, and the margin. A question that leaves no room gets a sentence."""
+    max_len = await llm.max_model_len()
+    frame = await llm.count_chat_tokens(note_prompt(name, Chunk("", 1, 1), question))
+    room = max_len - frame - note_tokens - margin(max_len)
+    if room < MIN_CHUNK_TOKENS:
+        raise DocumentError(
+            f"The question is too long to read the document with: with it, the server's "
+            f"{max_len:,}-token context leaves {max(room, 0):,} tokens for a part of the document "
+            f"(at least {MIN_CHUNK_TOKENS} are needed). Ask a shorter question.")
+    return room
+
+
+async def fitted_chunks(text: DocumentText, chars_per_token: float, room: int, wanted_tokens: int,
+                        llm: Llm) -> list[Chunk]:
+    """Chunks of at most `room` tokens by the server's count, in document order."""
+    target = max(MIN_CHUNK_TOKENS, min(wanted_tokens, room))
+    chunks = split(text, int(target * chars_per_token))
+    while True:
+        counts = await bounded_gather(chunks, lambda c: llm.count_text_tokens(c.text), COUNT_CONCURRENCY)
+        if all(count <= room for count in counts):
+            return chunks
+        fitted: list[Chunk] = []
+        for chunk, count in zip(chunks, counts, strict=True):
+            if count <= room:
+                fitted.append(chunk)
+            else:  # cut where this chunk's own density says `room` tokens end, less 10 %
+                fitted += resplit(chunk, max(1, int(len(chunk.text) * room / count * 0.9)))
+        chunks = fitted
+
+
+async def read_part(name: str, chunk: Chunk, question: str, llm: Llm, params: ChatParams) -> Note:
+    """Notes on one chunk, retried; ServerUnavailable (nothing can be read) goes up at once."""
+    for attempt in range(1, ATTEMPTS + 1):
+        try:
+            text = await llm.complete(note_prompt(name, chunk, question), params)
+            return Note(chunk.pages, text.strip())
+        except ServerUnavailable:
+            raise
+        except UserFacingError:
+            if attempt == ATTEMPTS:
+                raise
+    raise AssertionError("unreachable")
+
+
+async def combine_rounds(name: str, notes: list[Note], question: str, llm: Llm, note_params: ChatParams,
+                         answer_tokens: int, concurrency: int, on_progress: OnProgress) -> list[Note]:
+    """Combine notes in groups until one final prompt (with an answer of answer_tokens) holds them."""
+    max_len = await llm.max_model_len()
+    frame = await llm.count_chat_tokens(combine_prompt(name, [], question, final=True))
+    final_room = max_len - frame - answer_tokens - margin(max_len)
+    round_room = max_len - frame - note_params.max_tokens - margin(max_len)
+    sizes = await bounded_gather(notes, lambda n: llm.count_text_tokens(n.block() + "\n\n"),
+                                 COUNT_CONCURRENCY)
+    rounds = 0
+    while sum(sizes) > final_room and len(notes) > 1:
+        rounds += 1
+        groups = group_by_room(list(zip(notes, sizes, strict=True)), round_room)
+        on_progress(Progress(f"combining notes, round {rounds}", 0, len(groups), unit="groups"))
+
+        async def combine(group: list[Note]) -> Note:
+            text = await llm.complete(combine_prompt(name, group, question, final=False), note_params)
+            return Note(pages_of(group), text.strip())
+
+        notes = await bounded_gather(groups, combine, concurrency)
+        sizes = await bounded_gather(notes, lambda n: llm.count_text_tokens(n.block() + "\n\n"),
+                                     COUNT_CONCURRENCY)
+    if sum(sizes) > final_room:
+        raise DocumentError(
+            f"The notes on {name} do not fit the server's {max_len:,}-token context with a "
+            f"{answer_tokens:,}-token answer. Ask for a shorter answer (Max new tokens), or serve a "
+            f"longer --max-model-len.")
+    return notes
+
+
+def group_by_room(sized: list[tuple[Note, int]], room: int) -> list[list[Note]]:
+    """Consecutive notes in groups that fit `room` tokens; at least two per group, so every
+    round shrinks the count (a note is at most note_tokens long, far under the room)."""
+    groups: list[list[Note]] = []
+    current: list[Note] = []
+    used = 0
+    for note, size in sized:
+        if current and used + size > room and len(current) >= 2:
+            groups.append(current)
+            current, used = [], 0
+        current.append(note)
+        used += size
+    if current:
+        if len(current) == 1 and groups:
+            groups[-1].append(current[0])
+        else:
+            groups.append(current)
+    return groups
+
+
+def pages_of(notes: Sequence[Note]) -> str:
+    first, last = notes[0].pages, notes[-1].pages
+    start = first.removeprefix("pp. ").removeprefix("p. ").split("–")[0]
+    end = last.removeprefix("pp. ").removeprefix("p. ").split("–")[-1]
+    return f"p. {start}" if start == end else f"pp. {start}–{end}"
+
+
+async def ask_map_reduce(text: DocumentText, chars_per_token: float, plan: MapReduce, question: str,
+                         llm: Llm, params: ChatParams, on_progress: OnProgress = ignore
+                         ) -> AsyncIterator[str]:
+    """Notes from every chunk (concurrently, bounded), combined in rounds if need be, then one
+    streamed answer; parts that could not be read are named after it."""
+    room = await chunk_room(text.name, question, llm, plan.note_tokens)
+    chunks = await fitted_chunks(text, chars_per_token, room, plan.chunk_tokens, llm)
+    note_params = replace(params, temperature=0.2, max_tokens=plan.note_tokens, stop=None)
+    reading = Progress("reading", 0, len(chunks), unit="parts")
+    on_progress(reading)
+    failures: list[tuple[Chunk, UserFacingError]] = []
+
+    async def note(chunk: Chunk) -> Note | None:
+        nonlocal reading
+        try:
+            result: Note | None = await read_part(text.name, chunk, question, llm, note_params)
+        except ServerUnavailable:
+            raise
+        except UserFacingError as error:
+            failures.append((chunk, error))
+            result = None
+        reading = replace(reading, done=reading.done + 1, failed=len(failures))
+        on_progress(reading)
+        return result
+
+    found = await bounded_gather(chunks, note, plan.concurrency)
+    notes = [n for n in found if n is not None]
+    if not notes:
+        raise failures[-1][1]
+    notes = await combine_rounds(text.name, notes, question, llm, note_params, params.max_tokens,
+                                 plan.concurrency, on_progress)
+    on_progress(Progress("combining notes", len(chunks), len(chunks), unit="parts"))
+    async for piece in llm.stream_chat(combine_prompt(text.name, notes, question, final=True), params):
+        yield piece
+    if failures:
+        yield unread_line(failures)
+
+
+def unread_line(failures: list[tuple[Chunk, UserFacingError]]) -> str:
+    ordered = sorted(failures, key=lambda f: f[0].first_page)
+    pages = ", ".join(chunk.pages for chunk, _ in ordered)
+    return (f"\n\n(Not read: {pages} — the server failed on "
+            f"{'that part' if len(ordered) == 1 else 'those parts'} "
+            f"({ordered[-1][1]}). The answer above leaves {'it' if len(ordered) == 1 else 'them'} out; "
+            f"ask again to retry.)")
