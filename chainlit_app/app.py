@@ -18,7 +18,7 @@ from chainlit.types import ThreadDict
 from chainlit_app import history, metrics, session
 from chainlit_app.chat_flow import run_chat
 from chainlit_app.client import llm
-from chainlit_app.document_flow import ask_document, read_document
+from chainlit_app.document_flow import ask_document, read_document, reopen_document
 from chainlit_app.login import check_password, open_accounts_and_history
 from chainlit_app.resume import from_thread
 from chainlit_app.session import LANGUAGES, SessionState
@@ -54,9 +54,11 @@ if get_settings().auth_required:
         return await check_password(_accounts, username, password)
 
     @cl.on_chat_resume
+    @shows_errors
     async def on_chat_resume(thread: ThreadDict) -> None:
         await start_session(from_thread(get_settings().system_prompt, thread.get("steps") or []),
                             greet=False)
+        await reopen_document()
 
 
 @cl.on_chat_start

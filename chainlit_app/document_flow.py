@@ -18,6 +18,8 @@ from glm1m.documents.answer import SUMMARY_REQUEST, OpenDocument, answer, plan_o
 from glm1m.documents.budget import Budget, Strategy, describe_wait, estimate_prefill_s, measure
 from glm1m.documents.pages import DocumentText, cited_pages
 from glm1m.documents.pdf import PdfLimits, extract
+from glm1m.documents.store import load, save
+from glm1m.files import folder_name
 from glm1m.settings import get_settings
 
 KEEP_ALIVE_S = 5.0
@@ -37,7 +39,19 @@ async def read_document(path: Path, name: str, question: str) -> None:
     budget.check(strategy, answer_tokens)
     await status.set(f"**{name}**: {budget.line()} Reading it {strategy.words}.")
     state.document = OpenDocument(text, budget, strategy, plan_of(settings))
+    await asyncio.to_thread(save, state.document, document_path())
     await ask_document(question.strip() or SUMMARY_REQUEST)
+
+
+def document_path() -> Path:
+    """Where this chat's open document is kept: by thread, so a reopened chat finds it."""
+    thread = folder_name(cl.context.session.thread_id)
+    return get_settings().data_dir / "documents" / thread / "document.json"
+
+
+async def reopen_document() -> None:
+    """On resume: the chat's document, if it had one, takes the follow-up questions again."""
+    session.current().document = await asyncio.to_thread(load, document_path())
 
 
 async def choose_strategy(budget: Budget, answer_tokens: int) -> Strategy:

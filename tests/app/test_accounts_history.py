@@ -20,6 +20,7 @@ import socketio
 from glm1m.translation.job import checkpoint_path
 from tests.conftest import ROOT, app_env, ui_launch
 from tests.support.chainlit_client import ChainlitSession
+from tests.support.pdfs import make_pdf, words_page
 from tests.support.service import Service, free_port
 
 pytestmark = pytest.mark.app
@@ -143,6 +144,31 @@ async def test_history_and_files_survive_a_restart_and_the_thread_resumes(authed
     assert [m for m in sent if m["role"] != "system"] == [
         {"role": "user", "content": "hello, remember me"}, {"role": "assistant", "content": answer},
         {"role": "user", "content": "and now?"}]
+    await resumed.close()
+
+
+async def test_a_reopened_chat_sends_its_follow_ups_to_its_document(authed, tmp_path, healthy_proxy) -> None:
+    make_pdf(tmp_path / "policy.pdf", [words_page(n, 150) for n in range(1, 3)])
+    alice = authed.login("alice")
+    chat = authed.session(alice)
+    await chat.connect()
+    await chat.started()
+    ref = await chat.upload(tmp_path / "policy.pdf", mime="application/pdf")
+    await chat.ask("What is on page 2?", file_refs=[ref])
+    thread_id = next(m["threadId"] for m in chat.messages() if m.get("threadId"))
+    document_prompt = healthy_proxy.journal[-1][0]["messages"][-1]["content"]
+    assert document_prompt.startswith('<document name="policy.pdf">')
+    await chat.close()
+
+    authed.restart()
+    resumed = authed.session(authed.login("alice"), thread_id)
+    await resumed.connect()
+    await resumed.wait_for(lambda e: e.name == "resume_thread", 60)
+    healthy_proxy.reset()
+    await resumed.ask("And page 1?")
+    asked = healthy_proxy.journal[-1][0]["messages"][-1]["content"]
+    # The same document, byte for byte (so vLLM's prefix cache can serve it), then the new question.
+    assert asked == document_prompt.removesuffix("What is on page 2?") + "And page 1?"
     await resumed.close()
 
 
