@@ -105,18 +105,25 @@ async def fitted_chunks(text: DocumentText, chars_per_token: float, room: int, w
                         llm: Llm) -> list[Chunk]:
     """Chunks of at most `room` tokens by the server's count, in document order."""
     target = max(MIN_CHUNK_TOKENS, min(wanted_tokens, room))
-    chunks = split(text, int(target * chars_per_token))
-    while True:
-        counts = await bounded_gather(chunks, lambda c: llm.count_text_tokens(c.text), COUNT_CONCURRENCY)
-        if all(count <= room for count in counts):
-            return chunks
-        fitted: list[Chunk] = []
-        for chunk, count in zip(chunks, counts, strict=True):
+    sized = await counted(split(text, int(target * chars_per_token)), llm)
+    while any(count > room for _, count in sized):
+        fitted: list[tuple[Chunk, int]] = []
+        for chunk, count in sized:
             if count <= room:
-                fitted.append(chunk)
+                fitted.append((chunk, count))
+            elif len(chunk.text) <= 1:  # cannot be: room is at least MIN_CHUNK_TOKENS
+                raise DocumentError(f"{text.name} holds text the server counts as {count:,} tokens "
+                                    f"per character; it cannot be read part by part.")
             else:  # cut where this chunk's own density says `room` tokens end, less 10 %
-                fitted += resplit(chunk, max(1, int(len(chunk.text) * room / count * 0.9)))
-        chunks = fitted
+                pieces = resplit(chunk, max(1, int(len(chunk.text) * room / count * 0.9)))
+                fitted += await counted(pieces, llm)
+        sized = fitted
+    return [chunk for chunk, _ in sized]
+
+
+async def counted(chunks: list[Chunk], llm: Llm) -> list[tuple[Chunk, int]]:
+    counts = await bounded_gather(chunks, lambda c: llm.count_text_tokens(c.text), COUNT_CONCURRENCY)
+    return list(zip(chunks, counts, strict=True))
 
 
 async def read_part(name: str, chunk: Chunk, question: str, llm: Llm, params: ChatParams) -> Note:

@@ -55,7 +55,8 @@ def cited_pages(answer: str, page_count: int) -> list[int]:
     for match in CITATION.finditer(answer):
         first = int(match.group(1))
         last = int(match.group(2) or first)
-        for number in range(first, min(last, first + MAX_RANGE_PAGES) + 1):
+        first, last = min(first, last), max(first, last)  # "[p. 6-5]" means pages 5 and 6
+        for number in range(first, min(last, first + MAX_RANGE_PAGES - 1) + 1):
             if 1 <= number <= page_count and number not in pages:
                 pages.append(number)
     return pages

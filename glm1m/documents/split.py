@@ -28,7 +28,7 @@ class Chunk:
 
 def splitter(chunk_chars: int) -> RecursiveCharacterTextSplitter:
     return RecursiveCharacterTextSplitter(
-        chunk_size=max(MIN_CHUNK_CHARS, chunk_chars), chunk_overlap=0,
+        chunk_size=max(1, chunk_chars), chunk_overlap=0,
         separators=SEPARATORS, keep_separator="end", add_start_index=True)
 
 
@@ -47,11 +47,12 @@ def split_marked(text: str, chunk_chars: int, start_page: int) -> list[Chunk]:
 def split(doc: DocumentText, chunk_chars: int) -> list[Chunk]:
     """Chunks of at most `chunk_chars` characters of the marked text, cut at the best separator."""
     first = doc.pages[0].number if doc.pages else 1
-    return split_marked(doc.marked_text(), chunk_chars, first)
+    return split_marked(doc.marked_text(), max(MIN_CHUNK_CHARS, chunk_chars), first)
 
 
 def resplit(chunk: Chunk, chunk_chars: int) -> list[Chunk]:
-    """A chunk that turned out too long, cut smaller; the pieces keep the right pages."""
+    """A chunk that turned out too long, cut smaller (below MIN_CHUNK_CHARS too: a dense script in a
+    small context needs it); the pieces keep the right pages."""
     return split_marked(chunk.text, min(chunk_chars, len(chunk.text) - 1), chunk.first_page)
 
 

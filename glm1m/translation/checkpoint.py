@@ -39,8 +39,12 @@ class Checkpoint:
         if path.exists():
             checkpoint._load()
         checkpoint._file = path.open("a", encoding="utf-8")
-        if not checkpoint.results and path.stat().st_size == 0:
+        if path.stat().st_size == 0:
             checkpoint._write({"job": job_id})
+        elif not _ends_with_newline(path):
+            # A kill cut the last line short: end it, or the next record would be glued onto it
+            # and lost with it on the next reading.
+            checkpoint._file.write("\n")
         return checkpoint
 
     def _load(self) -> None:
@@ -49,6 +53,9 @@ class Checkpoint:
         if not lines:
             return
         header = _parse(lines[0])
+        if header is None and len(lines) == 1:  # the header itself was cut short: nothing was done
+            self.path.write_text("", encoding="utf-8")
+            return
         if header is None or header.get("job") != self.job_id:
             raise CsvError(
                 f"{self.path.name} holds the progress of a different input file or different "
@@ -77,6 +84,12 @@ class Checkpoint:
             self._file = None
         if remove:
             os.remove(self.path)
+
+
+def _ends_with_newline(path: Path) -> bool:
+    with path.open("rb") as f:
+        f.seek(-1, os.SEEK_END)
+        return f.read(1) == b"\n"
 
 
 def _parse(line: str) -> dict | None:
