@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import gzip
+import os
+import re
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
-from glm1m.documents.answer import MapReduce, OpenDocument, answer, chunks_of
+from glm1m.documents.answer import MapReduce, OpenDocument, answer
+from glm1m.documents.mapreduce import chunk_room, fitted_chunks, note_prompt
 from glm1m.documents.budget import Budget, Strategy, measure
 from glm1m.documents.pages import cited_pages
 from glm1m.documents.pdf import extract
@@ -73,7 +78,8 @@ async def test_past_the_served_context_only_map_reduce_is_offered_and_it_runs(
     with pytest.raises(DocumentError, match="cannot be read whole"):
         budget.check(Strategy.WHOLE, PARAMS.max_tokens)
     doc = OpenDocument(pdf, budget, Strategy.MAP_REDUCE, PLAN)
-    chunks = chunks_of(doc)
+    room = await chunk_room(pdf.name, "summary", llm, PLAN.note_tokens)
+    chunks = await fitted_chunks(pdf, budget.chars / budget.tokens, room, PLAN.chunk_tokens, llm)
     assert len(chunks) > 5 and chunks[0].first_page == 1 and chunks[-1].last_page == 12
     assert all(a.last_page <= b.first_page for a, b in zip(chunks, chunks[1:]))
     before = scrape(model_server.root)["vllm:request_success_total"]
@@ -82,6 +88,9 @@ async def test_past_the_served_context_only_map_reduce_is_offered_and_it_runs(
         doc, "summary", llm, PARAMS, lambda p: stages.append((p.stage, p.done, p.total)))])
     assert text
     assert scrape(model_server.root)["vllm:request_success_total"] - before == len(chunks) + 1
+    for chunk in chunks:  # every part's prompt, by the server's own count, leaves room for its notes
+        assert await llm.count_chat_tokens(note_prompt(pdf.name, chunk, "summary")) + PLAN.note_tokens \
+            <= budget.max_model_len
     assert stages[-1] == ("combining notes", len(chunks), len(chunks))
 
 
@@ -110,3 +119,25 @@ def test_summarize_cli_answers_and_refuses_non_pdfs(model_server, tmp_path) -> N
     assert bad.wait_exit(60) == 2
     lines = [line for line in bad.output().splitlines() if line.strip()]
     assert len(lines) == 1 and "not a PDF" in lines[0]
+
+
+REAL_MANUAL = Path("/usr/share/doc/valgrind/valgrind_manual.pdf.gz")  # Debian's valgrind package
+
+
+def test_summarize_answers_a_real_397_page_manual_many_times_the_served_context(
+        model_server, tmp_path) -> None:
+    """The valgrind manual: 397 real pages (prose, tables, code), ~710K tokens against an
+    8,192-token server. Before map-reduce counted its parts, its denser parts overflowed the
+    context and the command exited 2 with the chat's sentence."""
+    pdf = tmp_path / "valgrind_manual.pdf"
+    pdf.write_bytes(gzip.decompress(REAL_MANUAL.read_bytes()))
+    run = Service("summarize-manual", [sys.executable, "-m", "glm1m.cli", "summarize", str(pdf),
+                                       "--max-tokens", "16", "--base-url", model_server.base_url],
+                  ready="Strategy", log_dir=tmp_path, cwd=str(ROOT),
+                  env={**os.environ, "GLM1M_MAP_NOTE_TOKENS": "16", "GLM1M_MAP_CONCURRENCY": "4"})
+    assert run.wait_exit(900) == 0, run.tail()
+    log = run.output()
+    assert "397 pages" in log and "Strategy: map-reduce" in log
+    parts = int(re.search(r"reading: \d+ of (\d+) parts", log).group(1))
+    assert parts > 80  # ~710K tokens in parts that fit 8,192 tokens with the prompt and notes
+    assert re.search(rf"reading: {parts} of {parts} parts", log) and "Not read" not in log

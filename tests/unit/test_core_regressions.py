@@ -39,7 +39,7 @@ async def test_dense_text_in_a_small_room_does_not_hang(tmp_path: Path) -> None:
     doc = DocumentText("dense.pdf", (Page(1, "龘" * 600),), 1)
     settings = Settings(data_dir=tmp_path, map_chunk_tokens=256, map_note_tokens=64)
     opened = await open_document(doc, llm, settings, 64, strategy=Strategy.MAP_REDUCE)
-    async with asyncio.timeout(5):  # actual: TimeoutError, /tokenize asked ~30,000 times a second
+    async with asyncio.timeout(5):  # it looped, asking /tokenize ~30,000 times a second
         text = "".join([p async for p in answer(opened, "What?", llm, ChatParams(temperature=0.3, max_tokens=64))])
     assert text == "A dense page [p. 1]."
     notes = [c for c in llm.calls if "<part>" in c.messages[-1]["content"]]
