@@ -34,6 +34,18 @@ from glm1m.settings import Settings
 Message = dict[str, str]  # {"role": ..., "content": ...}, the OpenAI chat shape
 HEALTH_MISSES = 2  # failed /health checks in a row that mean the server is gone, not busy
 HEALTH_TIMEOUT_S = 5.0
+RETRY_BASE_S, RETRY_MAX_S = 0.5, 8.0  # the OpenAI client's own backoff, for the calls it does not make
+
+
+def backoff_s(attempt: int, retry_after: str | None = None) -> float:
+    """Seconds before retry `attempt` (0-based): the server's Retry-After when it gives a number
+    up to RETRY_MAX_S, else RETRY_BASE_S doubled per attempt, capped."""
+    try:
+        if retry_after is not None and 0 <= float(retry_after) <= RETRY_MAX_S:
+            return float(retry_after)
+    except ValueError:
+        pass
+    return min(RETRY_BASE_S * 2**attempt, RETRY_MAX_S)
 
 
 def _openai_messages(messages: list[Message]) -> list[ChatCompletionMessageParam]:
@@ -233,12 +245,26 @@ class LlmClient:
         return await self._request("POST", path, body)
 
     async def _request(self, method: str, path: str, body: dict[str, Any] | None) -> dict[str, Any]:
-        try:
-            response = await self._http.request(method, path, json=body)
-        except httpx.HTTPError as exc:
-            raise self._unreachable() from exc
-        if response.status_code in (429, 503):
-            raise self._busy(response.status_code)
+        """One small JSON call, retried like the OpenAI client retries its own: on 429/503 and
+        dropped connections, GLM1M_RETRIES times, with exponential backoff (Retry-After honoured)."""
+        for attempt in range(self.settings.retries + 1):
+            wait: str | None = None
+            try:
+                response = await self._http.request(method, path, json=body)
+            except httpx.HTTPError as exc:
+                failure: UserFacingError = self._unreachable()
+                cause: BaseException | None = exc
+            else:
+                if response.status_code not in (429, 503):
+                    return self._checked(response, path)
+                failure, cause = self._busy(response.status_code), None
+                wait = response.headers.get("retry-after")
+            if attempt == self.settings.retries:
+                raise failure from cause
+            await asyncio.sleep(backoff_s(attempt, wait))
+        raise AssertionError("unreachable")
+
+    def _checked(self, response: httpx.Response, path: str) -> dict[str, Any]:
         if response.status_code == 401:
             raise self._refused_key()
         if response.status_code >= 400:
@@ -246,7 +272,8 @@ class LlmClient:
                 f"The model server refused {path} (HTTP {response.status_code}): "
                 f"{response.text[:300]}"
             )
-        return response.json()
+        body: dict[str, Any] = response.json()
+        return body
 
     def _unreachable(self) -> ServerUnavailable:
         return ServerUnavailable(
