@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import chainlit as cl
 
 from chainlit_app import metrics, session
-from chainlit_app.client import llm
+from chainlit_app.client import llm, prefill_clock
 from chainlit_app.pacing import coalesce
 from chainlit_app.status import AUTHOR, StatusLine, stream_into
 from glm1m.documents.answer import SUMMARY_REQUEST, OpenDocument, answer, plan_of
-from glm1m.documents.budget import Budget, Strategy, describe_wait, estimate_prefill_s, measure
+from glm1m.documents.budget import Budget, Strategy, measure
 from glm1m.documents.pages import DocumentText, cited_pages
 from glm1m.documents.pdf import PdfLimits, extract
 from glm1m.documents.store import load, save
@@ -40,7 +40,7 @@ async def read_document(path: Path, name: str, question: str) -> None:
     await status.set(f"**{name}**: {budget.line()} Reading it {strategy.words}.")
     state.document = OpenDocument(text, budget, strategy, plan_of(settings))
     await asyncio.to_thread(save, state.document, document_path())
-    await ask_document(question.strip() or SUMMARY_REQUEST)
+    await ask_document(question.strip() or SUMMARY_REQUEST, first=True)
 
 
 def document_path() -> Path:
@@ -61,7 +61,7 @@ async def choose_strategy(budget: Budget, answer_tokens: int) -> Strategy:
     if len(offered) == 1 or budget.tokens <= budget.threshold:
         return default
     choice = await cl.AskActionMessage(
-        content=f"{budget.line()}\n\n{describe_wait(budget.tokens)}\n\nRead it whole "
+        content=f"{budget.line()}\n\n{prefill_clock().describe_wait(budget.tokens)}\n\nRead it whole "
                 f"(best answers) or part by part (map-reduce: the first answer comes sooner)?",
         author=AUTHOR, timeout=STRATEGY_TIMEOUT_S,
         actions=[cl.Action(name="strategy", payload={"strategy": s.value}, label=s.words)
@@ -70,7 +70,9 @@ async def choose_strategy(budget: Budget, answer_tokens: int) -> Strategy:
     return Strategy(choice["payload"]["strategy"]) if choice else default
 
 
-async def ask_document(question: str) -> None:
+async def ask_document(question: str, first: bool = False) -> None:
+    """`first`: the document was just read, so its prompt is not in the server's cache yet and
+    the wait for the first piece measures this server's prefill speed."""
     state = session.current()
     doc = state.document
     assert doc is not None
@@ -78,26 +80,42 @@ async def ask_document(question: str) -> None:
     heartbeat = asyncio.create_task(keep_alive(status, doc))
     reply = cl.Message(content="")
     pieces = answer(doc, question, llm(), state.params, status.report)
+
+    def observe(seconds: float) -> None:
+        if first and doc.strategy is Strategy.WHOLE:
+            prefill_clock().observe(doc.budget.tokens, seconds)
+
     try:
-        await stream_into(reply, until_first(coalesce(pieces, get_settings().stream_flush_s), heartbeat),
-                          lambda text: cited_passages(text, doc.text))
+        await stream_into(reply, until_first(coalesce(pieces, get_settings().stream_flush_s), heartbeat,
+                                             observe), lambda text: cited_passages(text, doc.text))
     finally:
         heartbeat.cancel()
     metrics.DOCUMENTS.inc()
 
 
-async def until_first(pieces: AsyncIterator[str], task: asyncio.Task) -> AsyncIterator[str]:
-    """The pieces, cancelling `task` (the waiting line) when the first one arrives."""
+async def until_first(pieces: AsyncIterator[str], task: asyncio.Task,
+                      on_first: Callable[[float], None] = lambda seconds: None) -> AsyncIterator[str]:
+    """The pieces, cancelling `task` (the waiting line) when the first one arrives, and telling
+    `on_first` how long that took."""
+    started = time.monotonic()
     async for piece in pieces:
-        task.cancel()
+        if not task.done():
+            task.cancel()
+            on_first(time.monotonic() - started)
         yield piece
 
 
 def waiting_line(doc: OpenDocument, elapsed_s: float) -> str:
     if doc.strategy is Strategy.MAP_REDUCE:
         return f"Reading {doc.name} part by part … {elapsed_s:.0f} s"
-    left = estimate_prefill_s(doc.budget.tokens) - elapsed_s
-    tail = f"about {left:.0f} s left on an H200 (an estimate)" if left > 1 else "nearly there"
+    clock = prefill_clock()
+    estimate = clock.estimate_s(doc.budget.tokens)
+    if estimate is None:
+        tail = "no estimate yet for this server"
+    elif estimate - elapsed_s > 1:
+        tail = f"about {estimate - elapsed_s:.0f} s left (an estimate {clock.basis})"
+    else:
+        tail = "nearly there"
     return f"The model is reading all {doc.budget.tokens:,} tokens of {doc.name} … {elapsed_s:.0f} s, {tail}"
 
 

@@ -46,9 +46,10 @@ def cmd_summarize(args: argparse.Namespace) -> int:
 async def summarize(args: argparse.Namespace, settings: Settings) -> None:
     from glm1m.cli.bar import progress_bar
     from glm1m.documents.answer import SUMMARY_REQUEST, answer, open_document
-    from glm1m.documents.budget import Strategy, describe_wait
+    from glm1m.documents.budget import Strategy
     from glm1m.documents.pdf import PdfLimits, extract
     from glm1m.llm import ChatParams, LlmClient
+    from glm1m.serving import PrefillClock, read
 
     params = ChatParams(temperature=settings.temperature, max_tokens=settings.max_tokens)
     with progress_bar(transient=True) as show:
@@ -59,7 +60,7 @@ async def summarize(args: argparse.Namespace, settings: Settings) -> None:
         doc = await open_document(text, llm, settings, params.max_tokens, wanted)
         say(f"{doc.name}: {doc.budget.line()} Strategy: {doc.strategy.value}.")
         if doc.strategy is Strategy.WHOLE:
-            say(describe_wait(doc.budget.tokens))
+            say(PrefillClock(read(settings)).describe_wait(doc.budget.tokens))
         async for piece in answer(doc, args.question or SUMMARY_REQUEST, llm, params,
                                   lambda progress: say(progress.line())):
             sys.stdout.write(piece)

@@ -13,11 +13,6 @@ from glm1m.progress import OnProgress, Progress, ignore
 
 TOKENIZE_PAGES_PER_CALL = 64
 PROMPT_OVERHEAD_TOKENS = 256  # system prompt, question and chat template around the document
-# Prefill time of one prompt on one H200 (vLLM 0.26.0, GLM-4-9B-Chat-1M shapes, 2026-11-29):
-# 28K 1.2 s, 128K 11.3 s, 262K 43.7 s, 512K 161.5 s, 1,047,000 tokens 602 s; least squares fit of
-# a*n + b*n^2 to those five points (within 15 % of each, 0.1 % at 1M).
-PREFILL_A_S_PER_TOKEN = 3.42e-05
-PREFILL_B_S_PER_TOKEN2 = 5.17e-10
 
 
 class Strategy(str, Enum):
@@ -80,14 +75,3 @@ async def measure(doc: DocumentText, llm: Llm, threshold: int,
         on_progress(Progress("counting tokens", done, len(pages), unit="pages"))
     return Budget(pages=len(doc.pages), tokens=tokens, chars=sum(len(p) for p in pages),
                   max_model_len=await llm.max_model_len(), threshold=threshold)
-
-
-def estimate_prefill_s(tokens: int) -> float:
-    return PREFILL_A_S_PER_TOKEN * tokens + PREFILL_B_S_PER_TOKEN2 * tokens**2
-
-
-def describe_wait(tokens: int) -> str:
-    seconds = estimate_prefill_s(tokens)
-    when = f"about {seconds / 60:.0f} minutes" if seconds >= 90 else f"about {max(1, round(seconds))} s"
-    return (f"Estimate for one H200: {when} until the first answer starts (the model reads all "
-            f"{tokens:,} tokens first); follow-up questions reuse that work and start fast.")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,9 +23,16 @@ pytestmark = pytest.mark.app
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The project as `pip install .` builds it (a wheel, no link to the checkout), in a folder
     of its own; its dependencies are the test venv's."""
+    # Built from a copy of the sources: setuptools builds in the source folder (build/, egg-info),
+    # and a build/ left there from an older tree would put stale modules in the wheel.
+    source = tmp_path_factory.mktemp("source")
+    for name in ("glm1m", "chainlit_app", "server"):
+        shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
     target = tmp_path_factory.mktemp("site")
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target",
-                    str(target), str(ROOT)], check=True, timeout=600)
+                    str(target), str(source)], check=True, timeout=600)
     return target
 
 

@@ -1,0 +1,124 @@
+"""What `glm1m serve` started, kept in the data dir, and the prefill estimate for that server.
+
+The estimate starts from the H200 measurement (docs/benchmarks.md), scaled by the serving GPU's
+dense bf16 throughput and its tensor-parallel width, and is refined from the first-token times the
+app observes on this server: after a few long prompts it is this machine's own figure.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import asdict, dataclass, field
+
+from glm1m.files import write_whole
+from glm1m.settings import Settings
+
+SERVED_FILE = "served.json"
+# Prefill time of one prompt on one H200 (vLLM 0.26.0, GLM-4-9B-Chat-1M shapes, 2026-11-29):
+# 28K 1.2 s, 128K 11.3 s, 262K 43.7 s, 512K 161.5 s, 1,047,000 tokens 602 s; least squares fit of
+# a*n + b*n^2 to those five points (within 15 % of each, 0.1 % at 1M).
+H200_A_S_PER_TOKEN = 3.42e-05
+H200_B_S_PER_TOKEN2 = 5.17e-10
+# Dense bf16 tensor throughput (TFLOP/s, published figures; a long prefill is compute-bound, 95 %
+# of it attention), matched against nvidia-smi's GPU name, most specific first.
+BF16_TFLOPS: tuple[tuple[str, float], ...] = (
+    ("h200", 989.0), ("h100", 989.0), ("a100", 312.0), ("l40s", 362.0), ("4090", 165.0),
+    ("a10", 125.0),
+)
+H200_TFLOPS = 989.0
+TP_EFFICIENCY = 0.945  # TP 2 read a 1M-token prompt 1.89x faster than one H200 (benchmarks.md)
+MIN_OBSERVED_TOKENS = 4_000  # shorter prompts say more about overheads than about prefill
+OBSERVATIONS_KEPT = 20
+
+
+@dataclass(frozen=True)
+class Served:
+    """The server `glm1m serve` started, as the app needs to know it."""
+    model: str
+    gpu: str  # nvidia-smi's name of the first GPU, or "cpu"
+    gpus: int
+    tensor_parallel: int
+    layout: str  # "data" or "tensor"
+    profile: str
+    max_model_len: int
+
+    @property
+    def where(self) -> str:
+        if self.gpu == "cpu":
+            return "this CPU server"
+        count = f"{self.tensor_parallel}× " if self.tensor_parallel > 1 else "one "
+        return f"{count}{self.gpu.removeprefix('NVIDIA ')}"
+
+
+def record(settings: Settings, served: Served) -> None:
+    write_whole(settings.data_dir / SERVED_FILE, json.dumps(asdict(served), indent=2).encode())
+
+
+def read(settings: Settings) -> Served | None:
+    """The record `glm1m serve` left, or None (another server, or none yet)."""
+    try:
+        return Served(**json.loads((settings.data_dir / SERVED_FILE).read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def h200_prefill_s(tokens: int) -> float:
+    return H200_A_S_PER_TOKEN * tokens + H200_B_S_PER_TOKEN2 * tokens**2
+
+
+def gpu_tflops(name: str) -> float | None:
+    lowered = name.lower().replace(" ", "")
+    return next((tflops for key, tflops in BF16_TFLOPS if key in lowered), None)
+
+
+@dataclass
+class PrefillClock:
+    """Seconds until a whole prompt has been read, for the server in `served`."""
+    served: Served | None = None
+    observed: list[float] = field(default_factory=list)  # measured / H200 estimate, per prompt
+
+    @property
+    def gpu_scale(self) -> float | None:
+        """How much longer than one H200 this server takes; None when nothing is known."""
+        if self.served is None:
+            return 1.0  # a server glm1m did not start: the measured H200 figure, said as such
+        tflops = gpu_tflops(self.served.gpu)
+        if tflops is None:
+            return None
+        return H200_TFLOPS / tflops / max(1.0, self.served.tensor_parallel * TP_EFFICIENCY)
+
+    @property
+    def scale(self) -> float | None:
+        if self.observed:
+            return statistics.median(self.observed)
+        return self.gpu_scale
+
+    def estimate_s(self, tokens: int) -> float | None:
+        scale = self.scale
+        return None if scale is None else scale * h200_prefill_s(tokens)
+
+    def observe(self, tokens: int, seconds: float) -> None:
+        """A first token arrived `seconds` after a prompt of `tokens` (not served from cache)."""
+        if tokens >= MIN_OBSERVED_TOKENS:
+            self.observed = [*self.observed, seconds / h200_prefill_s(tokens)][-OBSERVATIONS_KEPT:]
+
+    @property
+    def basis(self) -> str:
+        """Where the estimate comes from, in words."""
+        if self.observed:
+            count = len(self.observed)
+            return f"from {count} prompt{'s' if count > 1 else ''} read on this server"
+        if self.served is None:
+            return "for one H200"
+        return f"for {self.served.where}"
+
+    def describe_wait(self, tokens: int) -> str:
+        seconds = self.estimate_s(tokens)
+        if seconds is None:
+            when = "no estimate yet for this server (it learns from the first long prompt)"
+        else:
+            when = (f"about {seconds / 60:.0f} minutes" if seconds >= 90 else
+                    f"about {max(1, round(seconds))} s") + f" (an estimate {self.basis})"
+        return (f"Until the first answer starts: {when}; the model reads all {tokens:,} tokens "
+                f"first, and follow-up questions reuse that work and start fast.")
