@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from server.gpus import Gpu
+from server.host_tier import host_memory_bytes, size_tier
 from server.plan import GLM4_9B_CHAT_1M, Layout, ModelShape, Plan, gpu_from_memory_mib, make_plan
 
 PROFILES = ("auto", "none")
@@ -48,11 +49,15 @@ def plan_for(model: str, detected: list[Gpu], gpus: int, max_model_len: int | No
 
 
 def profile_flags(profile: str, model: str, detected: list[Gpu], gpus: int,
-                  max_model_len: int | None, layout: Layout = "data") -> list[str]:
-    """The flags for `profile` on this machine; PlanError when the request cannot fit."""
+                  max_model_len: int | None, layout: Layout = "data",
+                  host_bytes: int | None = None) -> list[str]:
+    """The flags for `profile` on this machine (host_bytes: its memory, default the real one);
+    PlanError when the request cannot fit. The host KV tier is on only where it holds more than
+    the GPU cache does (server/host_tier.py)."""
     if profile == "none":
         flags = ["--max-model-len", str(max_model_len)] if max_model_len else []
         split = "--tensor-parallel-size" if layout == "tensor" else "--data-parallel-size"
         return flags + ([split, str(gpus)] if gpus > 1 else [])
     plan = plan_for(model, detected, gpus, max_model_len, layout)
-    return plan.vllm_flags() + ALWAYS_ON_GPU + SERVING
+    tier = size_tier(plan, host_memory_bytes() if host_bytes is None else host_bytes)
+    return plan.vllm_flags() + ALWAYS_ON_GPU + SERVING + tier.vllm_flags()

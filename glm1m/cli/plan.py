@@ -14,6 +14,8 @@ from server.gpus import detect_gpus
 if TYPE_CHECKING:  # rich loads when a plan is shown, not for `glm1m --help`
     from rich.console import Console
     from rich.table import Table
+
+    from server.host_tier import HostTier
 from server.plan import (
     DEFAULT_UTILIZATION,
     GIB,
@@ -53,6 +55,9 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--quantization", choices=["none", "fp8"], default=None,
                         help="none = bf16 weights; fp8 = vLLM's online fp8 (default: the planner chooses)")
     add_layout_arg(parser)
+    parser.add_argument("--host-mem", type=float, default=None, metavar="GiB",
+                        help="host memory for the KV tier (default: this machine's when planning its "
+                             "own GPUs); says how many full-length documents stay warm with it")
     parser.add_argument("--model", type=Path, default=None, metavar="PATH",
                         help="model folder whose config.json gives the shapes (default: GLM-4-9B-Chat-1M)")
     parser.set_defaults(run=run_plan)
@@ -74,9 +79,15 @@ def run_plan(args: argparse.Namespace) -> int:
                          quantization=args.quantization, layout=args.layout)
     except PlanError as error:
         return fail(f"plan: {error}")
+    if args.host_mem is not None and args.host_mem <= 0:
+        return fail(f"plan: --host-mem must be positive (got {args.host_mem:g}).")
     from rich.console import Console
 
-    show(plan, Console(highlight=False))
+    from server.host_tier import host_memory_bytes, size_tier
+
+    host = int(args.host_mem * GIB) if args.host_mem else (
+        host_memory_bytes() if args.gpu is None and args.gpu_mem is None else None)
+    show(plan, Console(highlight=False), size_tier(plan, host) if host else None)
     return 0
 
 
@@ -94,7 +105,7 @@ def planned_gpus(args: argparse.Namespace) -> tuple[GpuSpec, int]:
     return gpu_from_memory_mib(smallest.name, smallest.memory_mib), args.gpus or len(detected)
 
 
-def show(plan: Plan, console: Console) -> None:
+def show(plan: Plan, console: Console, tier: HostTier | None = None) -> None:
     console.print(plan_table(plan))
     console.print(f"Why: {plan.why}.")
     if plan.gpus > 1:
@@ -102,8 +113,11 @@ def show(plan: Plan, console: Console) -> None:
         console.print("Data parallel runs independent replicas (more users at once, each with one GPU's KV "
                       "room; --layout data); tensor parallel splits the weights over the GPUs of one engine "
                       "(faster long prompts, more KV room per request; --layout tensor).")
+    if tier is not None:
+        console.print(f"KV tier in host memory ({tier.host_bytes / GIB:.0f} GiB): {tier.line()}.")
     console.print("vllm serve flags:")
-    print(shlex.join(plan.vllm_flags()), flush=True)  # plain print: rich would wrap a long line
+    flags = plan.vllm_flags() + (tier.vllm_flags() if tier else [])
+    print(shlex.join(flags), flush=True)  # plain print: rich would wrap a long line
 
 
 def plan_table(plan: Plan) -> Table:

@@ -1,0 +1,75 @@
+"""The KV tier in host memory: how much of it to give vLLM's native CPU offloading, and what it buys.
+
+vLLM 0.26's OffloadingConnector (`--kv-offloading-size GiB --kv-offloading-backend native`) writes
+every KV block to host memory as it is computed and evicts least-recently-used (vllm/v1/kv_offload/
+cpu/manager.py). So it holds the most recent blocks, as the GPU cache does: a tier no larger than
+the GPU's KV cache holds nothing the GPU does not, and a revisited document is lost from both at
+once — what a first probe on the H200 found (128 GiB of host memory beside 109 GiB of KV cache:
+a 262K-token revisit took 44.33 s against 44.06 s for the first read). The tier adds only what it
+holds beyond the GPU cache, so glm1m turns it on only when that is worth it: host memory per engine
+at least MIN_GAIN times the engine's GPU KV cache (a real 8-GPU server with 1-2 TiB; not the lent
+H200 host). Its `store_threshold` (store only blocks looked up twice) cannot keep a document that
+got a follow-up either: in 0.26 the tier is looked up only past the GPU prefix-cache hit, so a
+follow-up served by the GPU never counts (vllm/v1/kv_offload/offloading/scheduler.py).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from server.plan import GIB, Plan
+
+RESERVED_BYTES = 32 * GIB  # the OS, the app, vLLM's own processes and page cache keep this much
+MIN_GAIN = 1.25  # host tier per engine over GPU KV cache per engine, below which it buys nothing
+MIN_TIER_BYTES = 16 * GIB
+
+
+@dataclass(frozen=True)
+class HostTier:
+    host_bytes: int  # the machine's memory
+    tier_bytes_per_engine: int  # --kv-offloading-size, per engine (vLLM counts it across TP ranks)
+    gpu_kv_bytes_per_engine: int
+    doc_bytes: int  # KV of one full-length (max_model_len) document
+    engines: int  # data-parallel replicas, each with a tier of its own
+
+    @property
+    def on(self) -> bool:
+        return (self.tier_bytes_per_engine >= MIN_TIER_BYTES
+                and self.tier_bytes_per_engine >= MIN_GAIN * self.gpu_kv_bytes_per_engine)
+
+    @property
+    def warm_documents(self) -> tuple[float, float]:
+        """Full-length documents one engine keeps warm: GPU alone, and GPU with the tier (the
+        tier holds the most recent blocks, the GPU's among them, so the larger of the two counts)."""
+        gpu = self.gpu_kv_bytes_per_engine / self.doc_bytes
+        tier = self.tier_bytes_per_engine / self.doc_bytes if self.on else 0.0
+        return gpu, max(gpu, tier)
+
+    def vllm_flags(self) -> list[str]:
+        if not self.on:
+            return []
+        return ["--kv-offloading-size", str(self.tier_bytes_per_engine // GIB),
+                "--kv-offloading-backend", "native"]
+
+    def line(self) -> str:
+        gpu, both = self.warm_documents
+        if not self.on:
+            return (f"host KV tier off: {self.host_bytes / GIB:.0f} GiB of host memory gives each "
+                    f"engine {self.tier_bytes_per_engine / GIB:.0f} GiB, not more than its "
+                    f"{self.gpu_kv_bytes_per_engine / GIB:.0f} GiB GPU KV cache ({MIN_GAIN}x needed), "
+                    f"so it would keep nothing the GPU does not; documents warm per engine: {gpu:.2f}")
+        return (f"host KV tier on: {self.tier_bytes_per_engine / GIB:.0f} GiB per engine; "
+                f"full-length documents warm per engine: {gpu:.2f} on the GPU, {both:.2f} with the tier")
+
+
+def size_tier(plan: Plan, host_bytes: int) -> HostTier:
+    engines = max(1, plan.data_parallel)
+    per_engine = max(0, (host_bytes - RESERVED_BYTES) // engines) // GIB * GIB
+    return HostTier(host_bytes=host_bytes, tier_bytes_per_engine=per_engine,
+                    gpu_kv_bytes_per_engine=plan.kv_tokens * plan.kv_bytes_per_token,
+                    doc_bytes=plan.max_model_len * plan.kv_bytes_per_token, engines=engines)
+
+
+def host_memory_bytes() -> int:
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")

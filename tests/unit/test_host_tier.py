@@ -1,0 +1,56 @@
+"""The host-memory KV tier is sized from the host and turned on only where it keeps documents the
+GPU cache cannot (vLLM 0.26 writes every block to it as computed and evicts LRU)."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from glm1m.cli import plan as plan_cli
+from server.gpus import Gpu
+from server.host_tier import size_tier
+from server.plan import GIB, GLM4_9B_CHAT_1M, GPUS, make_plan
+from server.profile import profile_flags
+
+H200 = Gpu("NVIDIA H200", 143_771)
+
+
+def test_the_lent_h200_host_keeps_it_off_since_it_would_hold_nothing_more_than_the_gpu() -> None:
+    tier = size_tier(make_plan(GLM4_9B_CHAT_1M, GPUS["h200"]), 128 * GIB)
+    assert not tier.on and tier.vllm_flags() == []
+    assert tier.warm_documents == pytest.approx((1.37, 1.37), abs=0.01)  # vLLM: 1.37x a 1M request
+
+
+def test_a_large_host_turns_it_on_and_says_how_many_1m_documents_stay_warm() -> None:
+    tier = size_tier(make_plan(GLM4_9B_CHAT_1M, GPUS["h200"]), 1024 * GIB)
+    assert tier.on and tier.vllm_flags() == ["--kv-offloading-size", "992", "--kv-offloading-backend", "native"]
+    gpu, both = tier.warm_documents
+    assert gpu == pytest.approx(1.37, abs=0.01) and both == pytest.approx(992 / 80, abs=0.1)  # 80 GiB each
+
+
+def test_data_parallel_replicas_share_the_host_and_each_gets_its_own_tier() -> None:
+    tier = size_tier(make_plan(GLM4_9B_CHAT_1M, GPUS["h200"], gpus=8), 2048 * GIB)
+    assert tier.engines == 8 and tier.tier_bytes_per_engine == (2048 - 32) // 8 * GIB
+
+
+def test_the_serving_profile_adds_the_tier_only_on_a_host_that_gains_from_it() -> None:
+    small = profile_flags("auto", "THUDM/glm-4-9b-chat-1m-hf", [H200], 1, None, host_bytes=128 * GIB)
+    large = profile_flags("auto", "THUDM/glm-4-9b-chat-1m-hf", [H200], 1, None, host_bytes=1024 * GIB)
+    assert "--kv-offloading-size" not in small
+    assert large[-4:] == ["--kv-offloading-size", "992", "--kv-offloading-backend", "native"]
+
+
+def plan_args(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="glm1m")
+    plan_cli.add_command(parser.add_subparsers(dest="command", required=True))
+    return parser.parse_args(["plan", *argv])
+
+
+def test_glm1m_plan_host_mem_prints_the_tier_and_its_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    assert plan_cli.run_plan(plan_args("--gpu", "h200", "--host-mem", "1024")) == 0
+    out = capsys.readouterr().out
+    assert "host KV tier on" in out and "12.40 with the tier" in out
+    assert out.strip().splitlines()[-1].endswith("--kv-offloading-size 992 --kv-offloading-backend native")
+    assert plan_cli.run_plan(plan_args("--gpu", "h200", "--host-mem", "0")) == 2
+    assert "--host-mem must be positive" in capsys.readouterr().err
