@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-MIN_RATE_S = 1.0  # a rate over less time than this says nothing (and can read "1826298.7/s")
+MIN_RATE_S = 0.05  # a rate over less time than this is noise
 
 
 @dataclass(frozen=True)

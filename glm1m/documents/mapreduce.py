@@ -105,7 +105,8 @@ async def fitted_chunks(text: DocumentText, chars_per_token: float, room: int, w
                         llm: Llm) -> list[Chunk]:
     """Chunks of at most `room` tokens by the server's count, in document order."""
     target = max(MIN_CHUNK_TOKENS, min(wanted_tokens, room))
-    sized = await counted(split(text, int(target * chars_per_token)), llm)
+    # Splitting a long document takes seconds of CPU: off the event loop, so other sessions stream.
+    sized = await counted(await asyncio.to_thread(split, text, int(target * chars_per_token)), llm)
     while any(count > room for _, count in sized):
         fitted: list[tuple[Chunk, int]] = []
         for chunk, count in sized:
@@ -115,7 +116,8 @@ async def fitted_chunks(text: DocumentText, chars_per_token: float, room: int, w
                 raise DocumentError(f"{text.name} holds text the server counts as {count:,} tokens "
                                     f"per character; it cannot be read part by part.")
             else:  # cut where this chunk's own density says `room` tokens end, less 10 %
-                pieces = resplit(chunk, max(1, int(len(chunk.text) * room / count * 0.9)))
+                size = max(1, int(len(chunk.text) * room / count * 0.9))
+                pieces = await asyncio.to_thread(resplit, chunk, size)
                 fitted += await counted(pieces, llm)
         sized = fitted
     return [chunk for chunk, _ in sized]
@@ -228,7 +230,8 @@ async def ask_map_reduce(text: DocumentText, chars_per_token: float, plan: MapRe
         raise failures[-1][1]
     notes = await combine_rounds(text.name, notes, question, llm, note_params, params.max_tokens,
                                  plan.concurrency, on_progress)
-    on_progress(Progress("combining notes", len(chunks), len(chunks), unit="parts"))
+    # A stage marker: its parts were read in the stage before, so it shows no rate of its own.
+    on_progress(Progress("combining notes", len(chunks), len(chunks), unit="parts", resumed=len(chunks)))
     async for piece in llm.stream_chat(combine_prompt(text.name, notes, question, final=True), params):
         yield piece
     if failures:

@@ -34,7 +34,7 @@ async def test_csv_is_translated_with_progress_and_comes_back_as_a_file(tmp_path
     shown = [e.data.get("output") or "" for e in chat.events[start:]
              if e.name in ("new_message", "update_message")]
     assert any("as GB18030 (GBK)" in o and "column **内容**" in o for o in shown)
-    assert any("translating:" in o and "rows/s" in o for o in shown)  # live progress
+    assert any("translating:" in o and "rows/s" in o for o in shown), shown  # live progress
     assert "120 of 120 rows translated" in done.data["output"]
     file_element = await chat.wait_for(lambda e: e.name == "element" and e.data.get("type") == "file"
                                        and e.data.get("name") == "合同.translated.csv", 60, start)
