@@ -12,8 +12,9 @@ from chainlit_app.status import stream_into
 from glm1m.settings import get_settings
 
 
-async def run_chat(text: str) -> None:
+async def run_chat(text: str, message_id: str) -> None:
     state = session.current()
+    state.rewind(message_id)
     answer = cl.Message(content="", metadata={CHAT_TURN: True})  # marks it for from_thread
     pieces = state.conversation.reply(text, llm(), state.params)
     await stream_into(answer, coalesce(pieces, get_settings().stream_flush_s))

@@ -28,6 +28,22 @@ def from_thread(system_prompt: str, steps: Sequence[Mapping[str, Any]]) -> Conve
     return Conversation(system_prompt, turns)
 
 
+def asked_in_thread(steps: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """Each chat question's message id → the turns before it, as from_thread rebuilds them, so an
+    edit after a resume rewinds the history too (SessionState.rewind)."""
+    asked: dict[str, int] = {}
+    turns = 0
+    pending: str | None = None
+    for step in steps:
+        if step.get("type") == "user_message":
+            pending = str(step.get("id") or "")
+        elif step.get("type") == "assistant_message" and pending is not None and is_turn(step):
+            asked[pending] = turns
+            turns += 2
+            pending = None
+    return asked
+
+
 def is_turn(step: Mapping[str, Any]) -> bool:
     metadata = step.get("metadata") or {}
     if isinstance(metadata, str):  # some data layers hand metadata back as JSON text

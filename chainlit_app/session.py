@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import chainlit as cl
 
@@ -21,6 +21,18 @@ class SessionState:
     target_language: str = LANGUAGES[0]
     source_language: str | None = None  # None: the model detects it
     document: OpenDocument | None = None  # the document follow-up questions go to
+    # Chat messages by id → how many conversation turns came before them, so an edited message
+    # (Chainlit sends it again with its id, after removing the later ones) rewinds the history.
+    asked: dict[str, int] = field(default_factory=dict)
+
+    def rewind(self, message_id: str) -> None:
+        """Before answering `message_id`: if it was asked before (an edit), forget it and every
+        turn after it, as the page does."""
+        if message_id in self.asked:
+            keep = self.asked[message_id]
+            del self.conversation.turns[keep:]
+            self.asked = {k: n for k, n in self.asked.items() if n < keep}
+        self.asked[message_id] = len(self.conversation.turns)
 
 
 def start(state: SessionState) -> None:

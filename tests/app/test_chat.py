@@ -120,3 +120,21 @@ async def test_server_down_when_a_chat_starts_is_said_at_once_and_the_chat_works
         assert chat.answers(start) and not errors(chat, start)
     finally:
         await chat.close()
+
+
+async def test_editing_a_message_rewinds_what_the_model_sees(app, chat: ChainlitSession) -> None:
+    """The page drops the answers after an edited message and asks again; the model must not
+    still see the dropped turns."""
+    await set_max_tokens(chat, 8)
+    sent_ids: list[str] = []
+
+    async def send_first() -> None:
+        sent_ids.append(await chat.send("first question"))
+
+    await chat._until_task_done(send_first, 120)
+    await chat.ask("second question")
+    first_id = sent_ids[0]
+    app.proxy.reset()
+    await chat.edit(first_id, "the first question, edited")
+    sent = app.proxy.journal[-1][0]["messages"]
+    assert [m["content"] for m in sent if m["role"] == "user"] == ["the first question, edited"]

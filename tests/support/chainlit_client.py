@@ -25,6 +25,7 @@ class ChainlitSession:
     url: str
     cookies: str | None = None
     thread_id: str | None = None
+    origin: str | None = None  # the Origin header a browser would send (None: as scripts do)
     events: list[Event] = field(default_factory=list)
     _changed: asyncio.Condition = field(default_factory=asyncio.Condition)
 
@@ -36,6 +37,8 @@ class ChainlitSession:
         auth = {"clientType": "webapp", "sessionId": self.session_id, "threadId": self.thread_id,
                 "userEnv": json.dumps({}), "chatProfile": None}
         headers = {"Cookie": self.cookies} if self.cookies else {}
+        if self.origin:
+            headers["Origin"] = self.origin
         await self.sio.connect(self.url, socketio_path="/ws/socket.io", auth=auth, headers=headers,
                                transports=["websocket"], wait_timeout=30)
         await self.sio.emit("connection_successful")
@@ -80,6 +83,13 @@ class ChainlitSession:
             "fileReferences": file_refs or [],
         })
         return message_id
+
+    async def edit(self, message_id: str, text: str, timeout: float = 120.0) -> int:
+        """Edit an earlier message as the page's pencil does, and wait until the app has answered
+        it again; returns the event mark taken before."""
+        return await self._until_task_done(lambda: self.sio.emit("edit_message", {"message": {
+            "id": message_id, "name": "User", "type": "user_message", "output": text,
+            "createdAt": "", "threadId": self.thread_id or ""}}), timeout)
 
     async def stop(self) -> None:
         await self.sio.emit("stop")
