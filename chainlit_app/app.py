@@ -20,7 +20,7 @@ from chainlit_app.chat_flow import run_chat
 from chainlit_app.client import llm
 from chainlit_app.document_flow import ask_document, read_document, reopen_document
 from chainlit_app.login import check_password, open_accounts_and_history
-from chainlit_app.resume import from_thread
+from chainlit_app.resume import asked_in_thread, from_thread
 from chainlit_app.session import LANGUAGES, SessionState
 from chainlit_app.status import say, show_error, shows_errors
 from chainlit_app.storage import mount_first
@@ -56,8 +56,9 @@ if get_settings().auth_required:
     @cl.on_chat_resume
     @shows_errors
     async def on_chat_resume(thread: ThreadDict) -> None:
-        await start_session(from_thread(get_settings().system_prompt, thread.get("steps") or []),
-                            greet=False)
+        steps = thread.get("steps") or []
+        await start_session(from_thread(get_settings().system_prompt, steps), greet=False)
+        session.current().asked = asked_in_thread(steps)
         await reopen_document()
 
 
@@ -120,4 +121,4 @@ async def on_message(message: cl.Message) -> None:
     elif session.current().document is not None:
         await ask_document(message.content)
     else:
-        await run_chat(message.content)
+        await run_chat(message.content, message.id)
