@@ -38,7 +38,7 @@ test: lint setup chromium
 	$(VENV)/bin/pytest -p no:cacheprovider
 
 test-unit: $(VENV)/.installed
-	$(VENV)/bin/pytest tests/unit
+	$(VENV)/bin/pytest -p no:cacheprovider tests/unit
 
 clean:
 	rm -rf $(VENV) $(SERVER_VENV) data/demo-model var .files

@@ -1,4 +1,5 @@
-"""The demo model builder writes GLM-4's layout (run with the server venv, which has tokenizers)."""
+"""The demo model builder writes GLM-4's layout. Needs the server venv (it has tokenizers), so it is an
+integration test: `make test-unit` runs on a fresh clone with only the app venv."""
 
 from __future__ import annotations
 
