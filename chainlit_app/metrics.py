@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from prometheus_client import Counter, start_http_server
 
 from glm1m.errors import (
@@ -33,8 +35,13 @@ def serve(port: int) -> None:
     """Expose /metrics on 127.0.0.1:port once per process (0 turns it off). A port of its own
     keeps the metrics out of Chainlit's routes and its login."""
     if port and port not in _serving:
-        start_http_server(port, addr="127.0.0.1")
-        _serving.add(port)
+        _serving.add(port)  # tried once: a taken port is said once, not at every chat start
+        try:
+            start_http_server(port, addr="127.0.0.1")
+        except OSError as error:
+            print(f"glm1m: the app's metrics cannot listen on 127.0.0.1:{port} ({error.strerror}); "
+                  f"chats work as usual without them. Set GLM1M_METRICS_PORT to a free port, or 0 "
+                  f"to turn them off.", file=sys.stderr, flush=True)
 
 
 def failure(error: Exception) -> None:

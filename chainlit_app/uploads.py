@@ -31,6 +31,23 @@ class Uploads:
     pdf: list[Upload] = field(default_factory=list)
     other: list[Upload] = field(default_factory=list)
 
+    def left_out(self) -> str | None:
+        """One message works on one file (a CSV, with its glossary, else a PDF): the sentence
+        naming the others, which would otherwise be ignored without a word; None if none are."""
+        if self.csv:
+            used, unread = self.csv[0], self.csv[1:] + self.pdf
+        elif self.pdf:
+            used, unread = self.pdf[0], self.pdf[1:]
+        else:
+            return None
+        if not unread:
+            return None
+        names = ", ".join(f.name for f in unread)
+        one = len(unread) == 1
+        return (f"One file per message: glm1m is working on {used.name}; {names} "
+                f"{'was' if one else 'were'} not read. Attach {'it' if one else 'each'} in a message "
+                f"of its own.")
+
 
 def sort_uploads(elements: Sequence[UploadedFile]) -> Uploads:
     uploads = Uploads()
