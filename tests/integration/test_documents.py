@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import os
 import re
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -141,3 +142,15 @@ def test_summarize_answers_a_real_397_page_manual_many_times_the_served_context(
     parts = int(re.search(r"reading: \d+ of (\d+) parts", log).group(1))
     assert parts > 80  # ~710K tokens in parts that fit 8,192 tokens with the prompt and notes
     assert re.search(rf"reading: {parts} of {parts} parts", log) and "Not read" not in log
+
+
+def test_summarize_writes_the_answer_alone_to_stdout(healthy_proxy, tmp_path) -> None:
+    """Progress goes to stderr; stdout is exactly what the model answered (it held a stray
+    newline from the progress bar before the answer)."""
+    make_pdf(tmp_path / "doc.pdf", [words_page(n, 200) for n in range(1, 3)])
+    done = subprocess.run([sys.executable, "-m", "glm1m.cli", "summarize", str(tmp_path / "doc.pdf"),
+                           "--max-tokens", "16", "--base-url", f"{healthy_proxy.url}/v1"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == healthy_proxy.streamed_text() + "\n"
+    assert "Strategy: whole" in done.stderr
