@@ -38,6 +38,10 @@ class CsvError(UserFacingError):
     """A table cannot be read as asked; the message says why and what to do."""
 
 
+class JobAlreadyRunning(UserFacingError):
+    """The same job (same input, settings and output) is running elsewhere at this moment."""
+
+
 # Local state: accounts, secrets, history.
 class AccountError(UserFacingError):
     """A user name, password or users file is not acceptable; the message says why."""
