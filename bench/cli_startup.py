@@ -6,6 +6,7 @@ of them alike), each in a fresh process; prints the median wall time and its rat
 interpreter.
 
     .venv/bin/python bench/cli_startup.py
+    .venv/bin/python bench/cli_startup.py --before /tmp/old   # a checkout of an older commit too
 """
 
 from __future__ import annotations
@@ -34,22 +35,28 @@ COMMANDS = {
 }
 
 
-def wall_s(cmd: list[str]) -> float:
+def wall_s(cmd: list[str], cwd: Path = ROOT) -> float:
     started = time.perf_counter()
-    subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
     return time.perf_counter() - started
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--before", type=Path, default=None,
+                        help="a checkout of an older commit: its `glm1m --help` runs in the same rounds")
     args = parser.parse_args()
-    for cmd in COMMANDS.values():  # warm the page cache and .pyc files once
-        wall_s(cmd)
-    times: dict[str, list[float]] = {name: [] for name in COMMANDS}
+    commands = {name: (cmd, ROOT) for name, cmd in COMMANDS.items()}
+    if args.before:
+        commands[f"glm1m --help at {args.before}"] = ([sys.executable, "-m", "glm1m.cli", "--help"],
+                                                      args.before)
+    for cmd, cwd in commands.values():  # warm the page cache and .pyc files once
+        wall_s(cmd, cwd)
+    times: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(args.rounds):
-        for name, cmd in COMMANDS.items():
-            times[name].append(wall_s(cmd))
+        for name, (cmd, cwd) in commands.items():
+            times[name].append(wall_s(cmd, cwd))
     base = statistics.median(times[next(iter(COMMANDS))])
     table = Table(title=f"CLI start, median of {args.rounds} runs, {date.today()}, "
                         f"{platform.node()}, Python {platform.python_version()}")
