@@ -25,8 +25,9 @@ STOPPED = "Stopped. The rows finished so far are in the file below; the others a
 async def run_translation(path: Path, name: str, glossary_file: tuple[Path, str] | None = None) -> None:
     state = session.current()
     settings = get_settings()
-    source = open_source(path, name=name)
-    glossary = read_glossary(*glossary_file) if glossary_file else ()
+    # Both read the whole file (encoding detection): off the event loop, so other sessions stream.
+    source = await asyncio.to_thread(open_source, path, None, name)
+    glossary = await asyncio.to_thread(read_glossary, *glossary_file) if glossary_file else ()
     source = await choose_column(source)
     job = Job(target_language=state.target_language, source_language=state.source_language,
               glossary=glossary, concurrency=settings.translate_concurrency,
