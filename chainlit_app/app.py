@@ -15,7 +15,7 @@ import chainlit.server
 from chainlit.input_widget import Select, Slider, TextInput
 from chainlit.types import ThreadDict
 
-from chainlit_app import history, metrics, session
+from chainlit_app import history, metrics, origins, session
 from chainlit_app.chat_flow import run_chat
 from chainlit_app.client import llm
 from chainlit_app.document_flow import ask_document, read_document, reopen_document
@@ -25,7 +25,7 @@ from chainlit_app.session import LANGUAGES, SessionState
 from chainlit_app.status import say, show_error, shows_errors
 from chainlit_app.storage import mount_first
 from chainlit_app.translation_flow import run_translation
-from chainlit_app.upload_guard import empty_upload_guard
+from chainlit_app.upload_guard import upload_guard
 from chainlit_app.uploads import sort_uploads
 from glm1m.chat import Conversation
 from glm1m.errors import UserFacingError
@@ -41,7 +41,8 @@ AUTO_SOURCE = "(detect)"
 UNSUPPORTED = ("glm1m reads CSV files (to translate a column) and PDF files (to summarise or ask "
                "about them). Attach one of those, or type a question.")
 
-mount_first(chainlit.server.app, empty_upload_guard())
+origins.install(chainlit.server.app, get_settings())
+mount_first(chainlit.server.app, upload_guard(get_settings()))
 if get_settings().auth_required:
     _accounts, _history = open_accounts_and_history(get_settings())
 
@@ -111,6 +112,8 @@ async def on_settings_update(values: dict[str, Any]) -> None:
 @shows_errors
 async def on_message(message: cl.Message) -> None:
     uploads = sort_uploads(message.elements or [])
+    if left_out := uploads.left_out():
+        await say(left_out)
     if uploads.csv:
         glossary = (uploads.glossary[0].path, uploads.glossary[0].name) if uploads.glossary else None
         await run_translation(uploads.csv[0].path, uploads.csv[0].name, glossary)

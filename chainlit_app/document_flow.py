@@ -13,6 +13,7 @@ import chainlit as cl
 from chainlit_app import metrics, session
 from chainlit_app.client import llm, prefill_clock
 from chainlit_app.pacing import coalesce
+from chainlit_app.render import without_images
 from chainlit_app.status import AUTHOR, StatusLine, stream_into
 from glm1m.documents.answer import SUMMARY_REQUEST, OpenDocument, answer, plan_of
 from glm1m.documents.budget import Budget, Strategy, measure
@@ -129,7 +130,8 @@ async def keep_alive(status: StatusLine, doc: OpenDocument) -> None:
 
 
 def cited_passages(text: str, doc: DocumentText) -> list:
-    """The cited pages as side elements, linked from the answer by their names ("p. 3")."""
+    """The cited pages as side elements, linked from the answer by their names ("p. 3"); shown
+    as Markdown, so a document's images become links there too."""
     pages = {p.number: p for p in doc.pages}
-    return [cl.Text(name=f"p. {n}", content=pages[n].text[:PASSAGE_CHARS], display="side")
+    return [cl.Text(name=f"p. {n}", content=without_images(pages[n].text[:PASSAGE_CHARS]), display="side")
             for n in cited_pages(text, doc.page_count)]

@@ -12,6 +12,7 @@ from typing import ParamSpec
 import chainlit as cl
 
 from chainlit_app import metrics
+from chainlit_app.render import StreamedWithoutImages
 from glm1m.errors import UserFacingError
 from glm1m.progress import OnProgress, Progress
 
@@ -74,13 +75,17 @@ def shows_errors(handler: Callable[P, Awaitable[None]]) -> Callable[P, Awaitable
 
 async def stream_into(answer: cl.Message, pieces: AsyncIterator[str],
                       elements: Callable[[str], list] | None = None) -> None:
-    """Stream pieces into `answer`; what was shown is kept (sent, with `elements(text)` beside
-    it) however the stream ends — done, failed (the error then follows it) or stopped (the stop
-    button cancels the task)."""
+    """Stream pieces into `answer`, images shown as links from the first piece on (render.py);
+    what was shown is kept (sent, with `elements(text)` beside it) however the stream ends —
+    done, failed (the error then follows it) or stopped (the stop button cancels the task)."""
+    shown = StreamedWithoutImages()
     try:
         async for piece in pieces:
-            await answer.stream_token(piece)
+            if text := shown.feed(piece):
+                await answer.stream_token(text)
     finally:
+        if held := shown.end():  # a last "!": the page gets it too, so it shows what is kept
+            await answer.stream_token(held)
         if answer.content:
             if elements is not None:
                 answer.elements = elements(answer.content)

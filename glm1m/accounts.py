@@ -9,16 +9,26 @@ Users come from two places; a name in both is the environment's:
 
 Hashes are hashlib.scrypt with a random 16-byte salt; the parameters are stored with each hash so
 they can be raised later without invalidating old passwords.
+
+A login is bound to the stored hash it was checked against (`credential`, a digest of its salt and
+hash): a new password draws a new salt, so removing a user or changing a password ends every
+session that began before, without a list of sessions to keep. `FailedLogins` counts wrong
+passwords per name and per address and refuses more before any hash is computed.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import json
+import math
 import os
 import re
 import secrets
+import time
+from collections import deque
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -30,11 +40,11 @@ from glm1m.settings import Settings
 # 32 MiB and tens of milliseconds per guess: the interactive-login choice of the scrypt paper.
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**15, 8, 1
 SALT_BYTES, HASH_BYTES = 16, 32
-NAME = re.compile(r"[\w.@+-]{1,64}")
+MAX_NAME = 64
+NAME = re.compile(rf"[\w.@+-]{{1,{MAX_NAME}}}")
 MIN_PASSWORD, MAX_PASSWORD = 8, 1024
 SECRET_ENV = "CHAINLIT_AUTH_SECRET"
 SECRET_FILE = "auth_secret"
-
 
 
 @dataclass(frozen=True)
@@ -56,6 +66,13 @@ class PasswordHash:
         salt = bytes.fromhex(self.salt)
         candidate = _scrypt(password, salt, self.n, self.r, self.p, len(expected))
         return hmac.compare_digest(candidate, expected)
+
+    @property
+    def credential(self) -> str:
+        """What a login carries to say which password it was checked against. The salt is never
+        shown anywhere, so this digest tells nothing about the password."""
+        return hashlib.sha256(b"glm1m-login\0" + bytes.fromhex(self.salt) + bytes.fromhex(self.hash)
+                              ).hexdigest()[:32]
 
     def encode(self) -> str:
         """The one-line form GLM1M_USERS takes."""
@@ -96,11 +113,21 @@ class Accounts:
 
     def verify(self, name: str, password: str) -> bool:
         """True when name exists and password is its password. Takes tens of milliseconds."""
+        return self.log_in(name, password) is not None
+
+    def log_in(self, name: str, password: str) -> str | None:
+        """The credential of name's password when password is it, else None. Takes tens of
+        milliseconds, whether or not the name exists."""
         stored = self.users().get(name)
         too_long = len(password) > MAX_PASSWORD  # no stored password is; hash a decoy, not it
         against = _DECOY if stored is None or too_long else stored
         matches = against.matches(password[:MAX_PASSWORD])
-        return stored is not None and not too_long and matches
+        return stored.credential if stored is not None and not too_long and matches else None
+
+    def credential(self, name: str) -> str | None:
+        """The credential a login of name must carry to be still valid; None once name is gone."""
+        stored = self.users().get(name)
+        return stored.credential if stored is not None else None
 
     def add_user(self, name: str, password: str) -> bool:
         """Add name, or set its password if it exists; True when it is new. Raises AccountError."""
@@ -113,6 +140,16 @@ class Accounts:
         users[name] = PasswordHash.of(password)
         self._write_file(users)
         return created
+
+    def remove_user(self, name: str) -> None:
+        """Remove name from the users file; its sessions end with it. Raises AccountError."""
+        if name in self.env:
+            raise AccountError(f"{name} is defined by GLM1M_USERS; remove it there.")
+        users = self._read_file()
+        if name not in users:
+            raise AccountError(f"There is no user {name!r} in {self.path}; nothing was removed.")
+        del users[name]
+        self._write_file(users)
 
     def users(self) -> dict[str, PasswordHash]:
         return {**self._read_file(), **self.env}
@@ -137,6 +174,70 @@ class Accounts:
     def _write_file(self, users: dict[str, PasswordHash]) -> None:
         body = json.dumps({"users": {n: asdict(h) for n, h in sorted(users.items())}}, indent=2)
         write_whole(self.path, (body + "\n").encode("utf-8"))  # 0600; a crash keeps the old file
+
+
+class FailedLogins:
+    """Login attempts that failed in the last `window_s` seconds, per name and per address (IPv6
+    by /64, what one host usually holds). `begin` refuses an attempt once either has too many;
+    called before the password is hashed, a flood of guesses costs a dictionary look-up each, not
+    tens of milliseconds of scrypt and 32 MiB."""
+
+    MAX_KEYS = 100_000  # names and addresses remembered at most; the oldest go first
+
+    def __init__(self, per_name: int, per_address: int, window_s: float,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.per_name, self.per_address, self.window_s = per_name, per_address, window_s
+        self.clock = clock
+        self._times: dict[tuple[str, str], deque[float]] = {}
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> FailedLogins:
+        return cls(settings.login_failures_per_name, settings.login_failures_per_address,
+                   settings.login_window_s)
+
+    def begin(self, name: str, address: str) -> float:
+        """Count an attempt as failed until `succeeded` says otherwise (so concurrent guesses
+        cannot all pass the limit at once); returns its time. Raises AccountError, saying how
+        long to wait, while the address or the name is locked out."""
+        now = self.clock()
+        keys = (("address", _network(address)), ("name", name[:MAX_NAME]))
+        for (kind, value), limit in zip(keys, (self.per_address, self.per_name), strict=True):
+            recent = self._recent((kind, value), now)
+            if len(recent) >= limit:
+                minutes = max(1, math.ceil((recent[-limit] + self.window_s - now) / 60))
+                whose = "from this address" if kind == "address" else f"for {value}"
+                raise AccountError(f"Too many failed logins {whose}; wait {minutes} "
+                                   f"minute{'s' if minutes > 1 else ''} and try again.")
+        for key in keys:
+            self._times[key] = self._times.pop(key, deque())  # last in order: the newest
+            self._times[key].append(now)
+        while len(self._times) > self.MAX_KEYS:
+            del self._times[next(iter(self._times))]
+        return now
+
+    def succeeded(self, name: str, address: str, began: float) -> None:
+        """The attempt begun at `began` did not fail. The name's count starts again; the
+        address keeps its other failures (one valid account must not buy guesses at others)."""
+        self._times.pop(("name", name[:MAX_NAME]), None)
+        times = self._times.get(("address", _network(address)))
+        if times is not None and began in times:
+            times.remove(began)
+
+    def _recent(self, key: tuple[str, str], now: float) -> deque[float]:
+        times = self._times.get(key, deque())
+        while times and times[0] <= now - self.window_s:
+            times.popleft()
+        return times
+
+
+def _network(address: str) -> str:
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is None:
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else ip)
 
 
 def check_name(name: str) -> None:

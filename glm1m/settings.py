@@ -45,6 +45,8 @@ class Settings(BaseSettings):
     map_note_tokens: int = Field(512, ge=16, description="longest notes taken from one chunk")
     pdf_max_mb: float = Field(200.0, gt=0, description="largest PDF accepted, in MB")
     pdf_max_pages: int = Field(5000, ge=1, description="most pages accepted in one PDF")
+    csv_max_mb: float = Field(100.0, gt=0, description="largest CSV (table or glossary) accepted "
+                                                        "for upload, in MB")
     stream_flush_s: float = Field(0.1, ge=0, description="least time between UI stream updates")
     retries: int = Field(2, ge=0, description="retries of a request on 429/503/connection errors")
     database_url: str = Field(
@@ -57,6 +59,16 @@ class Settings(BaseSettings):
         None, description="users written by `glm1m users add` (default: data_dir/users.json)")
     users: str = Field(
         "", description="more users: 'name=scrypt:...' separated by commas (see accounts.py)")
+    login_failures_per_name: int = Field(
+        5, ge=1, description="wrong passwords for one name within login_window_s before its "
+                             "logins are refused until the oldest ages out")
+    login_failures_per_address: int = Field(
+        20, ge=1, description="wrong passwords from one address (IPv6: one /64) within "
+                              "login_window_s before its logins are refused")
+    login_window_s: float = Field(900.0, gt=0, description="how long a wrong password counts")
+    allowed_origins: str = Field(
+        "", description="web origins besides the app's own that may use it, comma-separated "
+                        "(e.g. https://intranet.example; '*': any page, as Chainlit's default)")
 
     serve_model: str | None = Field(
         None, validation_alias=AliasChoices("GLM1M_SERVE_MODEL", "MODEL"),

@@ -110,7 +110,7 @@ def app(model_server: ModelServer, fault_proxy: FaultProxy, log_dir: Path, data_
     service = Service("chainlit", command, ready=r"Your app is available at", log_dir=log_dir,
                       env=env, cwd=cwd)
     try:
-        service.wait_ready(APP_START_TIMEOUT_S)
+        service.wait_ready(APP_START_TIMEOUT_S, port=port)
         yield App(f"http://127.0.0.1:{port}", fault_proxy, model_server, service,
                   f"http://127.0.0.1:{metrics_port}")
     finally:

@@ -1,4 +1,5 @@
-"""`glm1m users add NAME`: create a login for the UI, or set a new password for an existing one.
+"""`glm1m users add NAME`: create a login for the UI, or set a new password for an existing one;
+`glm1m users remove NAME`: delete one. Either ends the sessions NAME had (no restart needed).
 
 The password is asked twice on the terminal, or read as one line from standard input with
 --password-stdin (for scripts: `printf '%s\\n' "$PW" | glm1m users add alice --password-stdin`).
@@ -27,6 +28,9 @@ def add_command(commands: argparse._SubParsersAction) -> None:
     add.add_argument("--print", dest="print_only", action="store_true",
                      help="print NAME=HASH for GLM1M_USERS instead of writing the users file")
     add.set_defaults(run=cmd_users_add)
+    remove = actions.add_parser("remove", help="remove a user; their open sessions end at once")
+    remove.add_argument("name", help="the login name")
+    remove.set_defaults(run=cmd_users_remove)
 
 
 def cmd_users_add(args: argparse.Namespace) -> int:
@@ -44,6 +48,17 @@ def cmd_users_add(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         return 130
     say(f"{'added' if created else 'changed the password of'} {args.name} in {accounts.path}")
+    return 0
+
+
+def cmd_users_remove(args: argparse.Namespace) -> int:
+    try:
+        accounts = Accounts.from_settings(Settings())
+        accounts.remove_user(args.name)
+    except UserFacingError as error:
+        return fail(str(error))
+    say(f"removed {args.name} from {accounts.path}; their sessions have ended (their chats stay "
+        f"in the history database)")
     return 0
 
 

@@ -60,7 +60,8 @@ class Budget:
                 f"--max-model-len.")
 
     def line(self) -> str:
-        return (f"{self.pages:,} pages, {self.tokens:,} tokens — {self.fraction:.1%} of the served "
+        pages = f"{self.pages:,} page{'' if self.pages == 1 else 's'}"
+        return (f"{pages}, {self.tokens:,} tokens — {self.fraction:.1%} of the served "
                 f"{self.max_model_len:,}-token context.")
 
 

@@ -45,14 +45,14 @@ class AuthedApp:
         self.service = Service(f"chainlit-auth-{self.starts}", command,
                                ready=r"Your app is available at", log_dir=self.log_dir,
                                env=self.env, cwd=cwd)
-        self.service.wait_ready(120)
+        self.service.wait_ready(120, port=port)
 
     def restart(self) -> None:
         self.start()
 
-    def login(self, name: str) -> httpx.Client:
+    def login(self, name: str, password: str | None = None) -> httpx.Client:
         http = httpx.Client(base_url=self.url, timeout=30)
-        reply = http.post("/login", data={"username": name, "password": PASSWORDS[name]})
+        reply = http.post("/login", data={"username": name, "password": password or PASSWORDS[name]})
         assert reply.status_code == 200, reply.text
         return http
 
@@ -61,21 +61,27 @@ class AuthedApp:
         return ChainlitSession(self.url, cookies=cookies, thread_id=thread_id)
 
 
-def add_user(name: str, data_dir: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "glm1m.cli", "users", "add", name, "--password-stdin"],
-                          input=PASSWORDS[name] + "\n", capture_output=True, text=True, cwd=str(ROOT),
+def users_command(data_dir: Path, *args: str, password: str = "") -> subprocess.CompletedProcess:
+    """`glm1m users ...` as its own process, the way an operator runs it beside the app."""
+    return subprocess.run([sys.executable, "-m", "glm1m.cli", "users", *args], input=password + "\n",
+                          capture_output=True, text=True, cwd=str(ROOT),
                           env=app_env(GLM1M_DATA_DIR=str(data_dir)), timeout=60)
+
+
+def add_user(name: str, data_dir: Path, password: str | None = None) -> None:
+    done = users_command(data_dir, "add", name, "--password-stdin", password=password or PASSWORDS[name])
     assert done.returncode == 0, done.stderr
 
 
-@pytest.fixture(scope="module")
-def authed(model_server, fault_proxy, tmp_path_factory) -> Iterator[AuthedApp]:
+def started_authed(model_server, fault_proxy, tmp_path_factory, names=tuple(PASSWORDS),
+                   **settings: str) -> Iterator[AuthedApp]:
+    """The app with login on over a fresh data dir holding users `names`, with more `settings`."""
     data_dir = tmp_path_factory.mktemp("authed-data")
-    for name in PASSWORDS:
+    for name in names:
         add_user(name, data_dir)
     env = app_env(GLM1M_BASE_URL=f"{fault_proxy.url}/v1", GLM1M_API_KEY=model_server.api_key,
                   GLM1M_DEMO="true", GLM1M_AUTH="true", GLM1M_DATA_DIR=str(data_dir),
-                  GLM1M_METRICS_PORT="0", GLM1M_MAX_TOKENS="12", GLM1M_TRANSLATE_MAX_TOKENS="8")
+                  GLM1M_METRICS_PORT="0", GLM1M_MAX_TOKENS="12", GLM1M_TRANSLATE_MAX_TOKENS="8", **settings)
     app = AuthedApp(data_dir, tmp_path_factory.mktemp("authed-logs"), env)
     try:
         app.start()
@@ -83,6 +89,11 @@ def authed(model_server, fault_proxy, tmp_path_factory) -> Iterator[AuthedApp]:
     finally:
         if app.service is not None:
             app.service.stop()
+
+
+@pytest.fixture(scope="module")
+def authed(model_server, fault_proxy, tmp_path_factory) -> Iterator[AuthedApp]:
+    yield from started_authed(model_server, fault_proxy, tmp_path_factory)
 
 
 def write_csv(path: Path, texts: list[str]) -> Path:

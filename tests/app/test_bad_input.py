@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+from pathlib import Path
 
 import httpx
 import pytest
@@ -31,7 +32,7 @@ async def outcome(chat: ChainlitSession, case: corpus.Case) -> tuple[list[str], 
     """Send the file; return the error messages shown and the CSV file element, if any. A file
     refused at upload shows the reply's sentence (the page shows it beside the paperclip)."""
     reply = await upload_named(chat, case)
-    if reply.status_code == 400:
+    if reply.status_code in (400, 413, 415):
         return [reply.json()["detail"]], None
     reply.raise_for_status()
     ref = {"id": reply.json()["id"]}
@@ -81,3 +82,52 @@ async def test_every_bad_input_gets_a_sentence_or_a_result_and_nothing_is_lost(
     assert [m for m in sent if m["role"] != "system"] == [
         {"role": "user", "content": "first question"}, {"role": "assistant", "content": first_answer},
         {"role": "user", "content": "second question"}]
+
+
+MB = 1024 * 1024
+
+
+def memory_kb(pid: int, field: str) -> int:
+    line = next(x for x in Path(f"/proc/{pid}/status").read_text().splitlines() if x.startswith(field + ":"))
+    return int(line.split()[1])
+
+
+async def post_streamed(chat: ChainlitSession, name: str, mime: str, size: int) -> httpx.Response:
+    """Upload a file of `size` bytes made as it is sent (never whole in this process either),
+    with its Content-Length declared, as a browser sends it."""
+    head = (f'--b0undary\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n'
+            f"Content-Type: {mime}\r\n\r\n").encode()
+    tail = b"\r\n--b0undary--\r\n"
+
+    async def body():
+        yield head
+        row = b"1,contract terms apply\n" * (MB // 23)
+        for _ in range(size // len(row)):
+            yield row
+        yield b"x" * (size % len(row)) + tail
+
+    async with httpx.AsyncClient(timeout=120) as http:
+        return await http.post(f"{chat.url}/project/file", params={"session_id": chat.session_id},
+                               content=body(), headers={
+                                   "Content-Type": "multipart/form-data; boundary=b0undary",
+                                   "Content-Length": str(len(head) + size + len(tail))})
+
+
+async def test_a_file_over_its_limit_or_of_another_type_is_refused_before_it_is_read(
+        app, chat: ChainlitSession) -> None:
+    pid = app.service.pid  # the `chainlit run` process itself
+    Path(f"/proc/{pid}/clear_refs").write_text("5")  # its peak memory (VmHWM) starts again from now
+    before = memory_kb(pid, "VmRSS")
+    size = 150 * MB  # over the CSV limit (100 MB), under the PDF one: known only from its headers
+    reply = await post_streamed(chat, "ledger.csv", "text/csv", size)
+    assert reply.status_code == 413
+    assert reply.json()["detail"] == "ledger.csv is larger than 100 MB, the limit for CSV files (GLM1M_CSV_MAX_MB)."
+    grown_mb = (memory_kb(pid, "VmHWM") - before) / 1024
+    assert grown_mb < size / MB / 10, f"the app's memory grew by {grown_mb:.0f} MB at its peak"
+
+    reply = await post_streamed(chat, "archive.zip", "application/zip", 5 * MB)
+    assert reply.status_code == 415 and is_sentence(reply.json()["detail"])
+    assert "archive.zip is not a file glm1m reads" in reply.json()["detail"]
+    await chat.change_settings({"system_prompt": "", "temperature": 1.0, "max_tokens": 8})
+    start = await chat.ask("still there?")  # and the chat goes on
+    assert chat.answers(start)

@@ -44,3 +44,12 @@ async def test_a_renamed_non_pdf_gets_a_sentence_and_chat_goes_on(tmp_path, chat
     await chat.change_settings({"system_prompt": "", "temperature": 1.0, "max_tokens": 16})
     start = await chat.ask("hello")
     assert chat.answers(start) and not any(m.get("isError") for m in chat.messages(start))
+
+
+async def test_a_second_pdf_in_the_same_message_is_named_not_ignored(tmp_path, chat: ChainlitSession) -> None:
+    make_pdf(tmp_path / "one.pdf", [words_page(1, 100)])
+    make_pdf(tmp_path / "two.pdf", [words_page(1, 100)])
+    refs = [await chat.upload(tmp_path / name, mime="application/pdf") for name in ("one.pdf", "two.pdf")]
+    start = await chat.ask("What is this?", file_refs=refs)
+    assert any("working on one.pdf; two.pdf was not read" in o for o in shown(chat, start))
+    assert any("**one.pdf**: 1 page, " in o for o in shown(chat, start))  # one page, one word

@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 
@@ -45,9 +46,20 @@ class Service:
         self._ended.set()
         self._ready.set()  # wake a waiter: the process ended, ready or not
 
-    def wait_ready(self, timeout: float) -> None:
+    def wait_ready(self, timeout: float, port: int | None = None) -> None:
+        """Until the ready line is printed, and then until `port` takes connections: Chainlit
+        prints its line during startup, ~10 ms before uvicorn binds (no line follows it)."""
+        deadline = time.monotonic() + timeout
         if not self._ready.wait(timeout) or self._ended.is_set():
             raise RuntimeError(f"{self.name} did not become ready; last output:\n{self.tail()}")
+        while port is not None:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                return
+            except OSError:
+                if time.monotonic() > deadline or self.proc.poll() is not None:
+                    raise RuntimeError(f"{self.name} never listened on {port}:\n{self.tail()}") from None
+                time.sleep(0.01)
 
     def wait_exit(self, timeout: float) -> int:
         return self.proc.wait(timeout)

@@ -12,6 +12,7 @@ import pytest
 from glm1m.accounts import (
     AccountError,
     Accounts,
+    FailedLogins,
     PasswordHash,
     SECRET_ENV,
     ensure_auth_secret,
@@ -134,3 +135,70 @@ def test_an_unknown_name_or_an_overlong_password_costs_one_hash_like_a_wrong_pas
         calls.clear()
         assert accounts.verify(name, password) is False
         assert len(calls) == 1  # the same work whatever is wrong, so timing tells nothing
+
+
+def test_a_login_is_bound_to_the_password_it_was_checked_against(accounts: Accounts) -> None:
+    accounts.add_user("alice", "correct horse")
+    first = accounts.log_in("alice", "correct horse")
+    assert first and first == accounts.credential("alice")
+    assert accounts.log_in("alice", "wrong horse") is None
+    assert first not in accounts.path.read_text()  # nothing stored gives it away, nor the reverse
+    accounts.add_user("alice", "correct horse")  # the same password again: a new salt
+    assert accounts.credential("alice") not in (None, first)
+    accounts.remove_user("alice")
+    assert accounts.credential("alice") is None
+    assert not accounts.verify("alice", "correct horse")
+
+
+def test_removing_an_unknown_or_environment_user_says_why_and_changes_nothing(tmp_path: Path) -> None:
+    accounts = Accounts(tmp_path / "users.json", f"bob={PasswordHash.of('from the env').encode()}")
+    accounts.add_user("alice", "correct horse")
+    with pytest.raises(AccountError, match=r"There is no user 'carol' in .*users.json; nothing was removed\."):
+        accounts.remove_user("carol")
+    with pytest.raises(AccountError, match="defined by GLM1M_USERS; remove it there"):
+        accounts.remove_user("bob")
+    assert set(accounts.users()) == {"alice", "bob"}
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_failed_logins_lock_a_name_for_the_rest_of_the_window_wherever_they_come_from() -> None:
+    clock = Clock()
+    failures = FailedLogins(per_name=3, per_address=100, window_s=900, clock=clock)
+    for address in ("10.0.0.1", "10.0.0.2", "10.0.0.3"):
+        failures.begin("alice", address)
+        clock.now += 60
+    with pytest.raises(AccountError, match=r"^Too many failed logins for alice; wait 12 minutes and try again\.$"):
+        failures.begin("alice", "10.0.0.4")
+    failures.begin("bob", "10.0.0.4")  # other names are not locked
+    clock.now += 12 * 60 + 1  # the first failure has aged out
+    failures.begin("alice", "10.0.0.4")
+
+
+def test_failed_logins_lock_an_address_whatever_names_it_tries() -> None:
+    clock = Clock()
+    failures = FailedLogins(per_name=100, per_address=3, window_s=900, clock=clock)
+    for name in ("a", "b", "c"):
+        failures.begin(name, "2001:db8::1")
+    with pytest.raises(AccountError, match="from this address; wait 15 minutes"):
+        failures.begin("alice", "2001:db8::ffff")  # the same /64
+    failures.begin("alice", "2001:db8:0:1::1")  # the next /64
+    failures.begin("alice", "::ffff:10.0.0.1")  # IPv4 clients of a dual-stack socket are their own
+    failures.begin("alice", "::ffff:10.0.0.2")
+
+
+def test_a_login_that_succeeds_frees_its_name_but_not_its_address() -> None:
+    failures = FailedLogins(per_name=2, per_address=3, window_s=900, clock=Clock())
+    failures.begin("alice", "10.0.0.1")
+    failures.succeeded("alice", "10.0.0.1", failures.begin("alice", "10.0.0.1"))
+    failures.begin("alice", "10.0.0.1")  # alice may try again: her count started anew
+    failures.succeeded("bob", "10.0.0.1", failures.begin("bob", "10.0.0.1"))
+    failures.begin("carol", "10.0.0.1")  # the address's third failure: bob's login undid none
+    with pytest.raises(AccountError, match="from this address"):
+        failures.begin("dave", "10.0.0.1")

@@ -84,3 +84,18 @@ def test_up_asks_for_the_first_user_or_says_how_to_add_one(tmp_path, monkeypatch
     assert ensure_first_user(real, interactive=True) is None
     assert Accounts.from_settings(real).verify("alice", "a-long-password-1")
     assert ensure_first_user(real, interactive=False) is None  # someone can log in now
+
+
+def test_remove_ends_the_login_and_an_unknown_name_gets_a_sentence(
+        data_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    assert glm1m(["users", "add", "alice", "--password-stdin"], "correct horse\n", monkeypatch) == 0
+    assert glm1m(["users", "add", "bob", "--password-stdin"], "battery staple\n", monkeypatch) == 0
+    capsys.readouterr()
+    assert glm1m(["users", "remove", "alice"], "", monkeypatch) == 0
+    assert "removed alice" in capsys.readouterr().err
+    accounts = Accounts(data_dir / "users.json")
+    assert not accounts.verify("alice", "correct horse") and accounts.verify("bob", "battery staple")
+
+    assert glm1m(["users", "remove", "alice"], "", monkeypatch) == 2
+    err = capsys.readouterr().err
+    assert err == f"glm1m: There is no user 'alice' in {data_dir / 'users.json'}; nothing was removed.\n"
