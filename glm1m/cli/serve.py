@@ -14,8 +14,8 @@ from server.launch import DEFAULT_MODEL, ServeOptions
 from server.profile import PROFILES
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
-# vLLM's --api-key middleware guards /v1 (and /v2, /inference, /cohere) only.
-OPEN_ENDPOINTS = "/tokenize, /detokenize, /metrics, /health, /ping, /version and /load"
+# What answers without the key (server/middleware/glm1m_route_guard.py guards every other route).
+OPEN_ENDPOINTS = "/health, /ping and /metrics"
 
 
 def add_command(commands: argparse._SubParsersAction) -> None:
@@ -32,12 +32,14 @@ def add_serve_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1",
                         help="address vLLM listens on; anything but loopback needs --expose")
     parser.add_argument("--expose", action="store_true",
-                        help="allow --host other than loopback (vLLM's key guards only /v1)")
+                        help=f"allow --host other than loopback (every route but {OPEN_ENDPOINTS} "
+                             "needs the key, sent in clear over plain HTTP)")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--max-model-len", type=int, default=None,
                         help="default 1048576 on a GPU, 32768 on CPU")
     parser.add_argument("--api-key", default=None,
-                        help="key vLLM requires on /v1 (default: $GLM1M_API_KEY, else one generated "
+                        help=f"key vLLM requires on every route but {OPEN_ENDPOINTS} "
+                             "(default: $GLM1M_API_KEY, else one generated "
                              "into the data dir, where the UI finds it)")
     parser.add_argument("--profile", choices=PROFILES, default="auto",
                         help="auto: size context, memory, fp8 and layout from the GPUs found "
@@ -82,10 +84,10 @@ def check_exposure(host: str, expose: bool) -> None:
         return
     if not expose:
         raise PlanError(f"--host {host} would let other machines reach the model server, where "
-                        f"{OPEN_ENDPOINTS} need no key. Keep the default 127.0.0.1, or add "
-                        f"--expose if a firewall or proxy guards it.")
-    say(f"listening on {host}: /v1 needs the API key, but {OPEN_ENDPOINTS} answer anyone who "
-        f"can reach this port.")
+                        f"{OPEN_ENDPOINTS} need no key and the key travels over plain HTTP. Keep "
+                        f"the default 127.0.0.1, or add --expose if a firewall or proxy guards it.")
+    say(f"listening on {host}: every route needs the API key except {OPEN_ENDPOINTS}, which "
+        f"answer anyone who can reach this port.")
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

@@ -56,6 +56,8 @@ def test_the_installed_cli_runs_from_anywhere(installed: Path, tmp_path: Path) -
     assert plan.returncode == 0 and "--max-model-len" in plan.stdout
     # The shipped UI config travelled with the package.
     assert (installed / "chainlit_app" / "ui" / ".chainlit" / "config.toml").is_file()
+    # ... and so did the route guard vLLM loads from its own folder (server/launch.py).
+    assert (installed / "server" / "middleware" / "glm1m_route_guard.py").is_file()
 
 
 def test_the_installed_ui_starts_from_the_package_and_writes_only_to_the_data_dir(

@@ -56,7 +56,7 @@ async def test_stop_string_ends_the_answer_before_it(llm: Llm) -> None:
 @pytest.mark.parametrize("token", ["<|user|>", "<|observation|>", "<|endoftext|>"])
 async def test_glm_stop_tokens_end_generation_and_stay_out_of_the_text(
         model_server, llm: Llm, token: str) -> None:
-    token_id = (await tokenize(model_server.root, token))[0]
+    token_id = (await tokenize(model_server, token))[0]
     # The demo model never picks a special token by itself; force this one as the first token.
     forced = ChatParams(1.0, 50, extra={"logit_bias": {str(token_id): 100}})
     raw = httpx.post(f"{model_server.base_url}/chat/completions", timeout=60, headers=model_server.headers, json={
@@ -67,9 +67,9 @@ async def test_glm_stop_tokens_end_generation_and_stay_out_of_the_text(
     assert "".join(await collect(llm, ask("hi"), forced)) == ""
 
 
-async def tokenize(root: str, text: str) -> list[int]:
-    async with httpx.AsyncClient() as client:
-        body = (await client.post(f"{root}/tokenize", json={
+async def tokenize(server, text: str) -> list[int]:
+    async with httpx.AsyncClient(headers=server.headers) as client:  # /tokenize needs the key too
+        body = (await client.post(f"{server.root}/tokenize", json={
             "model": "glm-4-9b-chat-1m", "prompt": text, "add_special_tokens": False})).json()
     return body["tokens"]
 

@@ -1,6 +1,16 @@
-"""The vllm serve command glm1m builds, for CPU and GPU machines."""
+"""The vllm serve command glm1m builds, for CPU and GPU machines; how vLLM is installed and stopped."""
 
 from __future__ import annotations
+
+import contextlib
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -22,18 +32,26 @@ def flag(cmd: list[str], name: str) -> str:
     return joined[0] if joined else cmd[cmd.index(name) + 1]
 
 
+def served_model(cmd: list[str]) -> str:
+    """`vllm serve MODEL ...`, started as `python -m vllm.entrypoints.cli.main serve MODEL ...`:
+    the CLI, which (unlike the API-server module) starts --api-server-count servers."""
+    assert cmd[1:4] == ["-m", "vllm.entrypoints.cli.main", "serve"]
+    assert "--model" not in cmd  # vLLM 0.26 and 0.32 warn that `serve --model` will go away
+    return cmd[4]
+
+
 def test_gpu_serves_the_full_1m_context_with_cuda_graphs() -> None:
     cmd = launch.vllm_command(options(gpu=True), "python")
     assert flag(cmd, "--max-model-len") == "1048576"
     assert flag(cmd, "--served-model-name") == "glm-4-9b-chat-1m"
     assert flag(cmd, "--host") == "127.0.0.1" and flag(cmd, "--port") == "8000"
-    assert flag(cmd, "--model") == launch.DEFAULT_MODEL
+    assert served_model(cmd) == launch.DEFAULT_MODEL
     assert "--enforce-eager" not in cmd
 
 
 def test_cpu_demo_serves_the_built_demo_model_eagerly() -> None:
     cmd = launch.vllm_command(options(demo=True, gpu=False), "python")
-    assert flag(cmd, "--model") == str(launch.demo_model_dir(Settings()))
+    assert served_model(cmd) == str(launch.demo_model_dir(Settings()))
     assert flag(cmd, "--max-model-len") == str(launch.CPU_MAX_MODEL_LEN)
     assert "--enforce-eager" in cmd
     assert launch.vllm_env(options(demo=True))["VLLM_CPU_KVCACHE_SPACE"] == "1"
@@ -45,6 +63,18 @@ def test_api_key_goes_to_vllm_unseen_and_extra_flags_pass_through() -> None:
     assert not any("secret" in part for part in cmd)  # `ps` shows the command line to everyone
     assert launch.vllm_env(served)["VLLM_API_KEY"] == "-secret-k"
     assert cmd[-2:] == ["--seed", "3"]
+
+
+def test_with_a_key_every_route_is_guarded_by_a_module_vllm_can_import(monkeypatch) -> None:
+    monkeypatch.setenv("PYTHONPATH", "/opt/mine")
+    served = options(demo=True, api_key="k")
+    assert flag(launch.vllm_command(served, "python"), "--middleware") == launch.ROUTE_GUARD
+    # vLLM's environment sees the guard's folder (which holds nothing else), never glm1m itself.
+    path = launch.vllm_env(served)["PYTHONPATH"].split(":")
+    assert path == [str(launch.MIDDLEWARE_DIR), "/opt/mine"]
+    module = launch.ROUTE_GUARD.split(".")[0]
+    assert sorted(p.name for p in launch.MIDDLEWARE_DIR.glob("*.py")) == ["__init__.py", f"{module}.py"]
+    assert "--middleware" not in launch.vllm_command(options(demo=True), "python")  # no key, no guard
 
 
 H200 = Gpu("NVIDIA H200", 143_771)
@@ -149,7 +179,100 @@ def test_listening_beyond_loopback_needs_expose_and_says_what_stays_open(
     monkeypatch.setenv("GLM1M_DATA_DIR", str(tmp_path))
     code = cli.cmd_serve(build_parser().parse_args(["serve", "--host", "0.0.0.0"]))
     out = capsys.readouterr().err.strip()
-    assert code == 2 and len(out.splitlines()) == 1 and "--expose" in out and "/tokenize" in out
+    assert code == 2 and len(out.splitlines()) == 1 and "--expose" in out
+    assert "/health, /ping and /metrics need no key" in out and "/tokenize" not in out
     options = serve_options(build_parser().parse_args(["serve", "--host", "0.0.0.0", "--expose"]))
     assert options.host == "0.0.0.0" and options.api_key
-    assert "/metrics" in capsys.readouterr().err
+    said = capsys.readouterr().err
+    assert "every route needs the API key except /health, /ping and /metrics" in said
+
+
+INSTALL = Path(__file__).resolve().parents[2] / "server" / "install.sh"
+
+
+def run_install(tmp_path: Path, **env: str) -> list[str]:
+    """server/install.sh on a machine whose nvidia-smi lists a GPU, with a python whose venv's pip
+    only writes down what it was asked to install."""
+    fake = tmp_path / "bin"
+    fake.mkdir(exist_ok=True)
+    (fake / "nvidia-smi").write_text("#!/bin/sh\necho 'GPU 0: NVIDIA H200 (UUID: GPU-0)'\n")
+    (fake / "python").write_text('#!/bin/sh\n[ "$1 $2" = "-m venv" ] || exit 1\nmkdir -p "$3/bin"\n'
+                                 'printf \'#!/bin/sh\\necho "$*" >> "$PIP_LOG"\\n\' > "$3/bin/pip"\n'
+                                 'chmod +x "$3/bin/pip"\n')
+    for tool in fake.iterdir():
+        tool.chmod(0o755)
+    log = tmp_path / "pip.log"
+    log.unlink(missing_ok=True)
+    subprocess.run([shutil.which("bash") or "bash", str(INSTALL), str(tmp_path / "venv")], check=True,
+                   env={"PATH": f"{fake}:/usr/bin:/bin", "PYTHON": str(fake / "python"),
+                        "PIP_LOG": str(log), **env})
+    return log.read_text().splitlines()
+
+
+def test_a_gpu_machine_installs_the_vllm_the_benchmarks_measured(tmp_path: Path) -> None:
+    assert run_install(tmp_path)[-1] == "install vllm==0.26.0"  # docs/benchmarks.md
+    assert run_install(tmp_path, GLM1M_GPU_VLLM="0.27.1")[-1] == "install vllm==0.27.1"
+
+
+LEADER = """
+import signal, subprocess, sys
+log = sys.argv[1]
+engine = subprocess.Popen([sys.executable, "-c", sys.argv[2], log], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE)
+left_behind = subprocess.Popen([sys.executable, "-c",
+                                "import signal; print('up', flush=True); signal.pause()"],
+                               stdout=subprocess.PIPE)
+engine.stdout.readline(), left_behind.stdout.readline()
+
+def stop(*_):  # what vLLM's API server does on SIGTERM: stop its engine itself, in order
+    engine.stdin.close()
+    engine.wait()
+    sys.exit(0)
+
+signal.signal(signal.SIGTERM, stop)
+print(left_behind.pid, flush=True)
+signal.pause()
+"""
+ENGINE = """
+import signal, sys
+def killed(*_):
+    open(sys.argv[1], "a").write("engine got SIGTERM under its API server\\n")
+    sys.exit(1)
+signal.signal(signal.SIGTERM, killed)
+print("up", flush=True)
+sys.stdin.read()
+open(sys.argv[1], "a").write("engine stopped by its API server\\n")
+"""
+
+
+def test_stop_lets_the_leader_stop_its_children_then_kills_what_it_left(tmp_path: Path) -> None:
+    """vLLM's API server stops its engine core and workers itself on SIGTERM; a signal to the
+    whole group reached them under a live API server. Stragglers are still killed."""
+    log = tmp_path / "log"
+    leader = subprocess.Popen([sys.executable, "-c", LEADER, str(log), ENGINE], stdout=subprocess.PIPE,
+                              start_new_session=True)  # as process.start starts vLLM and the UI
+    try:
+        straggler = os.pidfd_open(int(leader.stdout.readline()))  # type: ignore[union-attr]
+        process.stop(leader, grace_s=30)
+        assert log.read_text() == "engine stopped by its API server\n"
+        assert select.select([straggler], [], [], 10)[0], "the process the leader left is still running"
+        os.close(straggler)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(leader.pid, signal.SIGKILL)  # the group, whatever the test found
+        leader.wait()
+        leader.stdout.close()  # type: ignore[union-attr]
+
+
+def test_a_python_without_vllm_is_named_in_one_sentence(monkeypatch: pytest.MonkeyPatch, capsys,
+                                                         tmp_path: Path) -> None:
+    monkeypatch.setattr("server.gpus.detect_gpus", lambda: [])
+    monkeypatch.setenv("GLM1M_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("GLM1M_VLLM_PYTHON", sys.executable)  # the app's venv: no vLLM in it
+    with socket.socket() as spare:
+        spare.bind(("127.0.0.1", 0))
+        port = spare.getsockname()[1]
+    code = cli.cmd_serve(build_parser().parse_args(["serve", "--demo", "--port", str(port)]))
+    said = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and said[-1].startswith(f"glm1m: {sys.executable} has no package named vllm")
+    assert len(said) == 2  # the `starting: ...` line, then the one sentence
