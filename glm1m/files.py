@@ -9,7 +9,10 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import secrets
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 
@@ -47,14 +50,32 @@ def write_once(path: Path, body: bytes) -> None:
         os.unlink(tmp)
 
 
-UNSAFE_IN_NAMES = re.compile(r"[\x00-\x1f\x7f/\\:*?\"<>|]")
+@contextmanager
+def replace_when_done(path: Path) -> Iterator[Path]:
+    """A new file beside `path` to write into in steps; it replaces `path` only when the block
+    ends without an error, so an interruption (Ctrl-C, a crash, a full disk) leaves the previous
+    `path` whole and no half file. Unlike write_whole's files it gets the usual mode (umask)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.part")
+    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+# Controls (C0, DEL, C1), line and paragraph separators, and the bidi marks, embeddings, overrides
+# and isolates: with U+202E "inv\u202efdp.csv" shows as "invvsc.pdf"; the others break lines.
+UNSAFE_IN_NAMES = re.compile(r'[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069/\\:*?"<>|]')
 MAX_STEM_BYTES = 150  # the folder's own path and ".translated.csv" must fit too (255 a name)
 
 
 def output_stem(uploaded_name: str, fallback: str = "upload") -> str:
     """A file-name stem made from what the browser sent as a name, which may hold anything: the
-    last path part (either slash), no NUL or control characters, cut whole-character at 150
-    UTF-8 bytes."""
+    last path part (either slash), no control, line-separator or bidi characters, none of
+    `/\\:*?"<>|`, cut whole-character at 150 UTF-8 bytes."""
     last = PureWindowsPath(PurePosixPath(uploaded_name).name).name
     stem = UNSAFE_IN_NAMES.sub("_", PurePosixPath(last).stem).strip(" .")
     # Cut the bytes, then drop a character the cut split in two.

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 def add_command(commands: argparse._SubParsersAction) -> None:
     defaults = Settings()
     p = commands.add_parser("translate", help="translate one column of a CSV file, row by row")
-    p.add_argument("input", type=Path, help="the CSV file (UTF-8, UTF-8 with BOM, or GBK/GB18030)")
+    p.add_argument("input", type=Path, help="the CSV file (UTF-8, GBK/GB18030, Windows-1252, ...: detected)")
     p.add_argument("--to", required=True, help="target language, e.g. en, English, 中文")
     p.add_argument("--from", dest="source_language", default=None, help="source language")
     p.add_argument("--column", default=None, help="column to translate (default: first text column)")
@@ -42,29 +42,44 @@ def add_command(commands: argparse._SubParsersAction) -> None:
 
 def cmd_translate(args: argparse.Namespace) -> int:
     from glm1m.translation.fanout import Job
+    from glm1m.translation.job import check_output
     from glm1m.translation.table import open_source, read_glossary
 
     if args.concurrency < 1 or args.max_tokens < 1:
         return fail("--concurrency and --max-tokens must be at least 1.")
+    output = args.output or args.input.with_name(args.input.stem + ".translated.csv")
     try:
+        check_output(output, *[p for p in (args.input, args.glossary) if p])
         source = open_source(args.input, args.column)
         glossary = read_glossary(args.glossary) if args.glossary else ()
     except UserFacingError as error:
         return fail(str(error))
     job = Job(target_language=args.to, source_language=args.source_language, glossary=glossary,
               concurrency=args.concurrency, max_tokens=args.max_tokens)
-    output = args.output or args.input.with_name(args.input.stem + ".translated.csv")
     say(f"reading {source.path.name} as {source.encoding_name}; translating column "
         f"{source.column!r} into {job.target_language} → {output}")
     try:
         summary = asyncio.run(translate_with_bar(source, job, output, args.base_url))
     except KeyboardInterrupt:
-        say(f"stopped. Finished rows are in {output}; run the same command again to continue.")
+        say(stopped_line(output))
         return 130
     except UserFacingError as error:
         return fail(str(error))
     say(summary.line())
     return 0 if summary.complete else 1
+
+
+def stopped_line(output: Path) -> str:
+    from glm1m.translation.job import checkpoint_path
+    from glm1m.translation.table import is_finished_output
+
+    finished = is_finished_output(output)
+    if not checkpoint_path(output).exists():  # never started, or every row was done
+        return f"stopped; every row is translated → {output}" if finished else "stopped before it began."
+    if finished:  # a rerun of a finished job: run_job left that output as it was
+        return (f"stopped. {output} keeps its earlier complete translation; run the same command "
+                f"again to finish this run.")
+    return f"stopped. Finished rows are in {output}; run the same command again to continue."
 
 
 async def translate_with_bar(source: CsvSource, job: Job, output: Path, base_url: str) -> Summary:

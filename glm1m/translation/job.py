@@ -2,21 +2,25 @@
 
 Rows stream from the input, through the bounded fan-out, into a checkpoint; the output CSV is then
 assembled from the input and the checkpoint — also when the job is stopped, so the rows finished
-so far are never lost and a rerun continues from the first missing one.
+so far are never lost and a rerun continues from the first missing one. The output is assembled
+beside its place and moved there whole; a stopped run never replaces a finished output.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from glm1m.errors import CsvError
+from glm1m.files import replace_when_done
 from glm1m.llm import Llm
 from glm1m.progress import OnProgress, Progress, ignore
 from glm1m.translation.checkpoint import Checkpoint, fingerprint
 from glm1m.translation.fanout import Job, Result, Row, translate_rows
-from glm1m.translation.table import CsvSource, read_chunks, write_chunk
+from glm1m.translation.table import CsvSource, is_finished_output, read_chunks, write_chunk
 
 NOT_REACHED = "not translated: the job stopped before this row; run it again to continue"
 
@@ -49,6 +53,15 @@ def job_key(source: CsvSource, job: Job) -> str:
     return fingerprint(source.path, {"column": source.column, **asdict(job), "concurrency": None})
 
 
+def check_output(output: Path, *inputs: Path) -> None:
+    """Refuse an output that is one of the files being read, by any spelling or link: the output
+    is written while the input is read again, which would destroy it."""
+    for path in inputs:
+        if output.exists() and path.exists() and os.path.samefile(output, path):
+            raise CsvError(f"The output {output} is the file {path} itself; writing the translation "
+                           f"there would destroy what is being read. Choose another output file.")
+
+
 def checkpoint_path(output: Path) -> Path:
     return output.with_name(output.name + ".progress.jsonl")
 
@@ -71,7 +84,10 @@ async def run_job(source: CsvSource, job: Job, llm: Llm, output: Path,
                   on_progress: OnProgress = ignore, key: str | None = None) -> Summary:
     """Translate `source` into `output`. Cancelling it still writes what was finished. `key` is
     job_key(source, job) when the caller has it already (it reads the whole input).
-    Progress counts rows as they finish, whatever their order."""
+    Progress counts rows as they finish, whatever their order. A run stopped short does not
+    replace an output in which every row is translated (rerunning a finished job and stopping
+    it loses nothing; the rows it did finish wait in the checkpoint for the next run)."""
+    check_output(output, source.path)
     checkpoint = Checkpoint.open(checkpoint_path(output), key or job_key(source, job))
     total = count_rows(source)
     kept = sum(1 for r in checkpoint.results.values() if r.error is None)
@@ -91,33 +107,38 @@ async def run_job(source: CsvSource, job: Job, llm: Llm, output: Path,
             pass
         stopped = False
     finally:
-        summary = assemble(source, checkpoint, output, total, stopped)
+        summary = summarise(checkpoint, output, total, stopped)
+        try:
+            if summary.complete or not stopped or not is_finished_output(output):
+                assemble(source, checkpoint, output)
+        except BaseException:
+            checkpoint.close()  # not assembled: keep every finished row for the next run
+            raise
         checkpoint.close(remove=summary.complete)
     return summary
 
 
-def assemble(source: CsvSource, checkpoint: Checkpoint, output: Path, total: int,
-             stopped: bool) -> Summary:
-    """Write the input's columns unchanged plus translation and translation_error."""
-    translated = failed = not_reached = 0
+def summarise(checkpoint: Checkpoint, output: Path, total: int, stopped: bool) -> Summary:
+    translated = sum(1 for r in checkpoint.results.values() if r.error is None)
+    failed = len(checkpoint.results) - translated
+    return Summary(total, translated, failed, total - translated - failed, output, stopped)
+
+
+def assemble(source: CsvSource, checkpoint: Checkpoint, output: Path) -> None:
+    """Write the input's columns unchanged plus translation and translation_error, into a file
+    beside `output` that replaces it only once whole (an interrupted assembly leaves the old)."""
     index = 0
-    for n, chunk in enumerate(read_chunks(source)):
-        translations, errors = [], []
-        for _ in range(len(chunk)):
-            result = checkpoint.results.get(index)
-            if result is None:
-                translations.append("")
-                errors.append(NOT_REACHED)
-                not_reached += 1
-            elif result.error is None:
-                translations.append(result.translation or "")
-                errors.append("")
-                translated += 1
-            else:
-                translations.append("")
-                errors.append(result.error)
-                failed += 1
-            index += 1
-        chunk = chunk.assign(translation=translations, translation_error=errors)
-        write_chunk(chunk, output, first=n == 0)
-    return Summary(total, translated, failed, not_reached, output, stopped)
+    with replace_when_done(output) as assembling:
+        for n, chunk in enumerate(read_chunks(source)):
+            translations, errors = [], []
+            for _ in range(len(chunk)):
+                result = checkpoint.results.get(index)
+                if result is None:
+                    translations.append("")
+                    errors.append(NOT_REACHED)
+                else:
+                    translations.append((result.translation or "") if result.error is None else "")
+                    errors.append(result.error or "")
+                index += 1
+            chunk = chunk.assign(translation=translations, translation_error=errors)
+            write_chunk(chunk, assembling, first=n == 0)

@@ -78,6 +78,27 @@ async def test_rows_that_keep_failing_are_marked_not_dropped(tmp_path, healthy_p
     assert all(r["translation"] and not r["translation_error"] for i, r in enumerate(rows) if i != 7)
 
 
+# Every C0 control (NUL too), DEL, NEL and the Unicode line and paragraph separators.
+CONTROLS = [chr(c) for c in range(0x20)] + ["\x7f", "\x85", "\u2028", "\u2029"]
+
+
+async def test_control_characters_keep_every_row_and_every_other_cell(tmp_path, llm_via_proxy) -> None:
+    rows = [["id", "text", "note"], *[[str(i), f"row {i}: a{ch}b{ch}", f"n{ch}m{ch}"]
+                                      for i, ch in enumerate(CONTROLS)]]
+    with (tmp_path / "in.csv").open("w", encoding="utf-8", newline="") as f:
+        csv.writer(f).writerows(rows)
+    out = tmp_path / "out.csv"
+    summary = await run_job(open_source(tmp_path / "in.csv"), Job("English", max_tokens=4),
+                            llm_via_proxy, out)
+    with out.open(encoding="utf-8-sig", newline="") as f:
+        written = list(csv.reader(f))
+    assert summary.total == len(CONTROLS) and len(written) == len(rows)  # no row split, none lost
+    assert written[0] == rows[0] + ["translation", "translation_error"]
+    # The model's answers are noise; every input cell comes back byte for byte beside them.
+    assert [[c.encode() for c in r[:3]] for r in written] == [[c.encode() for c in r] for r in rows]
+    assert all(len(r) == 5 for r in written)
+
+
 def translate_cli(args: list[str], log_dir: Path, name: str) -> Service:
     return Service(name, [sys.executable, "-m", "glm1m.cli", "translate", *args],
                    ready=r"translating column", log_dir=log_dir, cwd=str(ROOT))

@@ -4,11 +4,15 @@ checkpoint's guards, against a scripted model client."""
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+import glm1m.translation.job as job_module
+from glm1m.cli.main import build_parser
+from glm1m.cli.translate import stopped_line
 from glm1m.errors import CsvError, ServerError
 from glm1m.progress import Progress
 from glm1m.translation.checkpoint import Checkpoint
@@ -142,3 +146,103 @@ async def test_a_line_cut_short_by_a_kill_is_ignored_and_that_row_translated_aga
     assert sorted(c.text for c in llm.calls) == [f"row {i}" for i in range(2, ROWS)]
     assert summary.complete
     assert list(read_output(out)["translation"]) == [f"ROW {i}" for i in range(ROWS)]
+
+
+def parts_left(folder: Path) -> list[str]:
+    return [p.name for p in folder.iterdir() if p.name.endswith(".part")]
+
+
+async def test_an_interrupted_assembly_leaves_the_previous_output_whole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_input(tmp_path)
+    out = tmp_path / "out.csv"
+    assert (await run(tmp_path, ScriptedLlm())).complete
+    before = out.read_bytes()
+    # The same job again, and Ctrl-C while the output is being written, after its first chunk.
+    monkeypatch.setattr("glm1m.translation.table.CHUNK_ROWS", 3)
+    real_write = job_module.write_chunk
+
+    def write_then_stop(frame: pd.DataFrame, path: Path, first: bool) -> None:
+        if not first:
+            raise KeyboardInterrupt
+        real_write(frame, path, first)
+
+    monkeypatch.setattr(job_module, "write_chunk", write_then_stop)
+    with pytest.raises(KeyboardInterrupt):
+        await run(tmp_path, ScriptedLlm(reply=lambda messages: "other"))
+    assert out.read_bytes() == before  # not cut after the first chunk
+    assert parts_left(tmp_path) == []
+    monkeypatch.setattr(job_module, "write_chunk", real_write)
+    again = ScriptedLlm()
+    assert (await run(tmp_path, again)).complete  # the interrupted run's rows were kept
+    assert again.calls == [] and list(read_output(out)["translation"]) == ["other"] * ROWS
+
+
+async def test_stopping_a_rerun_of_a_finished_job_keeps_its_complete_output(tmp_path: Path) -> None:
+    write_input(tmp_path)
+    out = tmp_path / "out.csv"
+    assert (await run(tmp_path, ScriptedLlm())).complete
+    complete = out.read_bytes()
+    llm = ScriptedLlm(reply=lambda messages: "again", hold=lambda text: text != "row 0")
+    task = asyncio.create_task(run(tmp_path, llm))
+    await llm.wait_finished(1)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert out.read_bytes() == complete  # not replaced by one translated row and seven marked
+    assert parts_left(tmp_path) == [] and checkpoint_path(out).exists()
+    assert stopped_line(out) == (f"stopped. {out} keeps its earlier complete translation; run the same "
+                                 f"command again to finish this run.")  # what Ctrl-C prints
+    rest = ScriptedLlm(reply=lambda messages: "again")
+    assert (await run(tmp_path, rest)).complete
+    assert sorted(c.text for c in rest.calls) == [f"row {i}" for i in range(1, ROWS)]
+    assert list(read_output(out)["translation"]) == ["again"] * ROWS
+
+
+async def test_a_stopped_job_still_replaces_an_unfinished_output(tmp_path: Path) -> None:
+    write_input(tmp_path)
+    out = tmp_path / "out.csv"
+    await run(tmp_path, ScriptedLlm(fail=lambda text: ServerError("x") if text == "row 3" else None))
+    llm = ScriptedLlm(hold=lambda text: True)
+    llm.release("row 3")
+    task = asyncio.create_task(run(tmp_path, llm))
+    await llm.wait_finished(1)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert list(read_output(out)["translation"]) == [f"ROW {i}" for i in range(ROWS)]
+
+
+def same_file_spellings(tmp_path: Path) -> list[Path]:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "link.csv").symlink_to(tmp_path / "in.csv")
+    os.link(tmp_path / "in.csv", tmp_path / "hard.csv")
+    return [tmp_path / "in.csv", tmp_path / "sub" / ".." / "in.csv", tmp_path / "link.csv",
+            tmp_path / "hard.csv"]
+
+
+async def test_an_output_that_is_the_input_is_refused_and_the_input_kept(tmp_path: Path) -> None:
+    data = write_input(tmp_path).read_bytes()
+    llm = ScriptedLlm()
+    for output in same_file_spellings(tmp_path):
+        with pytest.raises(CsvError, match="is the file .* itself; writing the translation there"):
+            await run_job(open_source(tmp_path / "in.csv"), JOB, llm, output)
+        assert (tmp_path / "in.csv").read_bytes() == data
+    assert llm.calls == []
+
+
+def test_the_cli_refuses_an_output_that_is_the_input(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    data = write_input(tmp_path).read_bytes()
+    glossary = tmp_path / "glossary.csv"
+    glossary.write_text("合同,contract\n", encoding="utf-8")
+    for output in [*same_file_spellings(tmp_path), glossary]:
+        args = build_parser().parse_args([
+            "translate", str(tmp_path / "in.csv"), "--to", "en", "-o", str(output),
+            "--glossary", str(glossary), "--base-url", "http://127.0.0.1:9/v1"])
+        assert args.run(args) == 2
+        err = capsys.readouterr().err
+        assert f"glm1m: The output {output} is the file" in err and "Choose another output file." in err
+        assert "Traceback" not in err and len(err.splitlines()) == 1
+    assert (tmp_path / "in.csv").read_bytes() == data
+    assert glossary.read_text(encoding="utf-8") == "合同,contract\n"

@@ -39,6 +39,18 @@ def test_output_names_stay_in_their_folder_whatever_the_browser_sent(sent: str, 
     assert output_stem(sent) == stem
 
 
+@pytest.mark.parametrize("char", [
+    *map(chr, range(0x80, 0xA0)),  # C1 controls: NEL, CSI, ... (terminals act on some)
+    "\u202a", "\u202b", "\u202c", "\u202d", "\u202e",  # bidi embeddings and overrides
+    "\u2066", "\u2067", "\u2068", "\u2069",  # bidi isolates
+    "\u200e", "\u200f", "\u061c",  # bidi marks
+    "\u2028", "\u2029",  # line and paragraph separators
+])
+def test_no_control_or_bidi_character_reaches_a_file_name(char: str) -> None:
+    # With U+202E, "inv\u202efdp.csv" shows as "invvsc.pdf", and its result as a .pdf too.
+    assert output_stem(f"inv{char}fdp.csv") == "inv_fdp"
+
+
 def test_very_long_names_are_cut_to_fit_a_file_system_name() -> None:
     for sent in ("x" * 400 + ".csv", "合同" * 200 + ".csv"):
         stem = output_stem(sent)
