@@ -20,6 +20,7 @@ from glm1m.llm import Llm
 from glm1m.progress import OnProgress, Progress, ignore
 from glm1m.translation.checkpoint import Checkpoint, fingerprint
 from glm1m.translation.fanout import Job, Result, Row, translate_rows
+from glm1m.translation.lock import job_lock
 from glm1m.translation.table import CsvSource, is_finished_output, read_chunks, write_chunk
 
 NOT_REACHED = "not translated: the job stopped before this row; run it again to continue"
@@ -88,8 +89,17 @@ async def run_job(source: CsvSource, job: Job, llm: Llm, output: Path,
     replace an output in which every row is translated (rerunning a finished job and stopping
     it loses nothing; the rows it did finish wait in the checkpoint for the next run)."""
     check_output(output, source.path)
-    checkpoint = Checkpoint.open(checkpoint_path(output), key or job_key(source, job))
-    total = count_rows(source)
+    with job_lock(output, source.shown_name):
+        return await run_locked(source, job, llm, output, on_progress, key)
+
+
+async def run_locked(source: CsvSource, job: Job, llm: Llm, output: Path, on_progress: OnProgress,
+                     key: str | None) -> Summary:
+    # Fingerprinting, counting and assembling read the whole input: in a worker thread, so a
+    # 100 MB CSV does not freeze every other session's stream.
+    job_id: str = key if key else await asyncio.to_thread(job_key, source, job)
+    checkpoint = Checkpoint.open(checkpoint_path(output), job_id)
+    total = await asyncio.to_thread(count_rows, source)
     kept = sum(1 for r in checkpoint.results.values() if r.error is None)
     progress = Progress("translating", kept, total, unit="rows", resumed=kept)
     on_progress(progress)
@@ -110,7 +120,8 @@ async def run_job(source: CsvSource, job: Job, llm: Llm, output: Path,
         summary = summarise(checkpoint, output, total, stopped)
         try:
             if summary.complete or not stopped or not is_finished_output(output):
-                assemble(source, checkpoint, output)
+                # Shielded: a second stop while the file is written must not cut it short.
+                await asyncio.shield(asyncio.to_thread(assemble, source, checkpoint, output))
         except BaseException:
             checkpoint.close()  # not assembled: keep every finished row for the next run
             raise

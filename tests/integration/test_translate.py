@@ -132,6 +132,27 @@ def test_cli_killed_mid_run_resumes_without_losing_or_repeating_rows(tmp_path, h
     assert [r["text"] for r in read_output(out)] == texts
 
 
+def test_the_same_job_started_twice_is_refused_while_the_first_runs_on(tmp_path, healthy_proxy) -> None:
+    """Two terminals (or two tabs) on one job shared one checkpoint and output: work done twice,
+    rows interleaved, then FileNotFoundError. The second run is told, the first finishes whole."""
+    texts = write_rows(tmp_path / "in.csv", 200)
+    out = tmp_path / "out.csv"
+    args = [str(tmp_path / "in.csv"), "--to", "en", "--max-tokens", "24", "--concurrency", "4",
+            "-o", str(out), "--base-url", f"{healthy_proxy.url}/v1"]
+    first = translate_cli(args, tmp_path, "first-of-two")
+    try:
+        assert healthy_proxy.completions_reached(10).wait(120)  # the first run is under way
+        second = translate_cli(args, tmp_path, "second-of-two")
+        assert second.wait_exit(60) == 2
+        assert "already being translated" in second.output()
+        assert first.wait_exit(300) == 0
+    finally:
+        first.stop()
+    rows = read_output(out)
+    assert [r["text"] for r in rows] == texts and all(r["translation"] for r in rows)
+    assert len(healthy_proxy.journal) == len(texts)  # no row was translated twice
+
+
 def test_cli_exit_codes_and_messages(tmp_path, healthy_proxy) -> None:
     (tmp_path / "header.csv").write_text("id,text\n", encoding="utf-8")
     bad = translate_cli([str(tmp_path / "header.csv"), "--to", "en"], tmp_path, "header-only")
