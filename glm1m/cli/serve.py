@@ -105,6 +105,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         server = launch.start(options, settings)
         launch.wait_ready(server, options)
+        record_served(options, args, settings)
         say(f"model server ready at {options.base_url}/v1")
         return server.wait()
     except StartFailed as error:
@@ -114,3 +115,34 @@ def cmd_serve(args: argparse.Namespace) -> int:
     finally:
         if server is not None:
             process.stop(server)
+
+
+def flag_value(cmd: list[str], name: str) -> str | None:
+    """The value of `name VALUE` or `name=VALUE` in a command line (the last one wins, as in vLLM)."""
+    found = None
+    for i, part in enumerate(cmd):
+        if part == name and i + 1 < len(cmd):
+            found = cmd[i + 1]
+        elif part.startswith(name + "="):
+            found = part.split("=", 1)[1]
+    return found
+
+
+def record_served(options: ServeOptions, args: argparse.Namespace, settings: Settings) -> None:
+    """What was started, for the app's prefill estimate (glm1m/serving.py); it never stops a start."""
+    from glm1m.serving import Served, record
+    from server import launch
+    from server.gpus import detect_gpus
+
+    cmd = launch.vllm_command(options, "python")
+    gpus = detect_gpus() if options.gpu else []
+    served = Served(model=options.model, gpu=gpus[0].name if gpus else "cpu",
+                    gpus=args.gpus if gpus else 0,
+                    tensor_parallel=int(flag_value(cmd, "--tensor-parallel-size") or 1),
+                    layout=args.layout, profile=args.profile,
+                    max_model_len=int(flag_value(cmd, "--max-model-len") or options.max_model_len or 0))
+    try:
+        record(settings, served)
+    except OSError as error:
+        say(f"could not record the server in {settings.data_dir} ({error.strerror}); the UI's wait "
+            f"estimates will say they are for an H200.")

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from glm1m.cli.output import fail, say
-from glm1m.cli.serve import add_serve_args, serve_options
+from glm1m.cli.serve import add_serve_args, record_served, serve_options
 from glm1m.errors import StartFailed, UserFacingError
 from glm1m.settings import Settings
 from server.launch import ServeOptions
@@ -118,6 +118,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     try:
         children.append(launch.start(options, settings, log_path=server_log))
         launch.wait_ready(children[0], options, server_log)
+        record_served(options, args, settings)
         say(f"model server ready at {options.base_url}/v1; starting the UI (log: {ui_log}) ...")
         url = f"http://{args.ui_host}:{args.ui_port}"
         children.append(start_ui(options, args.ui_host, args.ui_port, settings, ui_log))

@@ -133,3 +133,14 @@ async def test_a_client_with_the_wrong_key_gets_a_sentence_saying_so(model_serve
             await collect(client, ask("hi"), ChatParams(1.0, 4))
     finally:
         await client.aclose()
+
+
+def test_glm1m_serve_records_what_it_started_for_the_apps_estimates(model_server, data_dir) -> None:
+    from glm1m.serving import PrefillClock, read
+    from glm1m.settings import Settings
+
+    served = read(Settings(data_dir=data_dir))
+    assert served is not None
+    assert (served.gpu, served.max_model_len, served.tensor_parallel) == ("cpu", 8192, 1)
+    # A CPU server has no GPU figure: the app says so instead of an H200's wait.
+    assert "no estimate yet" in PrefillClock(served).describe_wait(20_000)
