@@ -122,6 +122,11 @@ async def run_locked(source: CsvSource, job: Job, llm: Llm, output: Path, on_pro
             if summary.complete or not stopped or not is_finished_output(output):
                 # Shielded: a second stop while the file is written must not cut it short.
                 await asyncio.shield(asyncio.to_thread(assemble, source, checkpoint, output))
+        except OSError as error:  # a full disk, a folder that went away: a sentence, rows kept
+            checkpoint.close()
+            raise CsvError(f"The output {output.name} could not be written ({error.strerror}). Free "
+                           f"some space or choose another folder, then run it again: the finished rows "
+                           f"are kept and it continues from them.") from error
         except BaseException:
             checkpoint.close()  # not assembled: keep every finished row for the next run
             raise

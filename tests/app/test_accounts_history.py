@@ -10,6 +10,7 @@ import signal
 import io
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -123,6 +124,18 @@ async def chat_and_translate(app: AuthedApp, http: httpx.Client, tmp_path: Path)
     return thread_id, answer, produced
 
 
+def stored_as_hers(http: httpx.Client, thread_id: str, timeout_s: float) -> bool:
+    """Whether the history lists the thread as the logged-in user's within timeout_s. The app has
+    no event for "thread written", so this asks, at most every 0.2 s."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        reply = http.get(f"/project/thread/{thread_id}")
+        if reply.status_code == 200 and reply.json().get("userIdentifier"):
+            return True
+        time.sleep(0.2)
+    return False
+
+
 def stored_file_url(thread: dict, name: str) -> str | None:
     urls = [e["url"] for e in thread.get("elements") or [] if e.get("name") == name and e.get("url")]
     return urls[0] if urls else None
@@ -224,6 +237,9 @@ async def test_app_killed_mid_batch_resumes_in_the_reopened_thread_without_losin
     assert await asyncio.to_thread(healthy_proxy.completions_reached(60).wait, 180), \
         f"the batch never got going: {[(e.name, str(e.data)[:80]) for e in chat.events[-8:]]}"
     thread_id = next(m["threadId"] for m in chat.messages() if m.get("threadId"))
+    # Chainlit writes a new thread's owner in a task of its own; a crash before that leaves a chat
+    # nobody can reopen. This test is about the rows, so it crashes once the chat is stored as hers.
+    assert await asyncio.to_thread(stored_as_hers, alice, thread_id, 60), "the chat was never stored"
     authed.service.signal(signal.SIGKILL)  # no shutdown, no flush: a crash
     authed.service.wait_exit(30)
     # The job's folder under the thread's; only the checkpoint exists yet (the CSV comes at the end).
