@@ -21,6 +21,7 @@ from glm1m.documents.pages import DocumentText, cited_pages
 from glm1m.documents.pdf import PdfLimits, extract
 from glm1m.documents.store import load, save
 from glm1m.files import folder_name
+from glm1m.progress import Progress
 from glm1m.settings import get_settings
 
 KEEP_ALIVE_S = 5.0
@@ -106,9 +107,11 @@ async def until_first(pieces: AsyncIterator[str], task: asyncio.Task,
         yield piece
 
 
-def waiting_line(doc: OpenDocument, elapsed_s: float) -> str:
+def waiting_line(doc: OpenDocument, elapsed_s: float, progress: Progress | None = None) -> str:
     if doc.strategy is Strategy.MAP_REDUCE:
-        return f"Reading {doc.name} part by part … {elapsed_s:.0f} s"
+        # The parts' own count, not only the clock: the heartbeat must not hide it.
+        done = f": {progress.line()}" if progress is not None else ""
+        return f"Reading {doc.name} part by part{done} … {elapsed_s:.0f} s"
     clock = prefill_clock()
     estimate = clock.estimate_s(doc.budget.tokens)
     if estimate is None:
@@ -126,7 +129,7 @@ async def keep_alive(status: StatusLine, doc: OpenDocument) -> None:
     started = time.monotonic()
     while True:
         await asyncio.sleep(KEEP_ALIVE_S)
-        await status.set(waiting_line(doc, time.monotonic() - started))
+        await status.set(waiting_line(doc, time.monotonic() - started, status.progress))
 
 
 def cited_passages(text: str, doc: DocumentText) -> list:

@@ -27,6 +27,7 @@ class StatusLine:
     def __init__(self, text: str) -> None:
         self.message = cl.Message(content=text, author=AUTHOR)
         self._last = 0.0
+        self.progress: Progress | None = None  # the latest reported, for lines that add to it
 
     async def send(self) -> StatusLine:
         await self.message.send()
@@ -38,6 +39,7 @@ class StatusLine:
 
     def report(self, progress: Progress) -> None:
         """An OnProgress for work running on the event loop."""
+        self.progress = progress
         now = time.monotonic()
         if now - self._last >= UPDATE_S or progress.finished:
             self._last = now
