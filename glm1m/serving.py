@@ -116,7 +116,7 @@ class PrefillClock:
     def describe_wait(self, tokens: int) -> str:
         seconds = self.estimate_s(tokens)
         if seconds is None:
-            when = "no estimate yet for this server (it learns from the first long prompt)"
+            when = "no estimate yet for this server"
         else:
             when = (f"about {seconds / 60:.0f} minutes" if seconds >= 90 else
                     f"about {max(1, round(seconds))} s") + f" (an estimate {self.basis})"
