@@ -4,7 +4,7 @@ VENV := .venv
 SERVER_VENV := .venv-server
 DEMO_MODEL := data/demo-model/model.safetensors
 
-.PHONY: setup run lint test test-unit chromium clean
+.PHONY: setup run lint test test-unit chromium system-tools clean
 
 setup: $(VENV)/.installed $(SERVER_VENV)/.installed $(DEMO_MODEL)
 
@@ -25,7 +25,15 @@ $(DEMO_MODEL): data/make_demo_model.py data/corpus/*.txt | $(SERVER_VENV)/.insta
 chromium:
 	@command -v chromium >/dev/null || (apt-get update -q && apt-get install -y -q chromium)
 
+# OCR of scanned pages reads Chinese and English through Debian's Tesseract; the monitoring test
+# scrapes the demo stack with Debian's Prometheus. Installed the way Chromium is.
+TESSERACT_PACKAGES := tesseract-ocr tesseract-ocr-eng tesseract-ocr-chi-sim tesseract-ocr-chi-tra
+system-tools: chromium
+	@dpkg -s $(TESSERACT_PACKAGES) prometheus >/dev/null 2>&1 || \
+	  (apt-get update -q && apt-get install -y -q $(TESSERACT_PACKAGES) prometheus)
+
 run: setup
+	@command -v tesseract >/dev/null || echo 'glm1m: tesseract is not installed, so scanned pages cannot be read (make system-tools installs it)'
 	$(VENV)/bin/glm1m up
 
 # ruff and mypy (configured in pyproject.toml) on the code, not on tests/ or bench/.
@@ -34,7 +42,7 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/mypy
 
 # lint runs first: a finding fails `make test` before the servers start.
-test: lint setup chromium
+test: lint setup system-tools
 	$(VENV)/bin/pytest -p no:cacheprovider
 
 test-unit: $(VENV)/.installed
