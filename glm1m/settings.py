@@ -47,6 +47,15 @@ class Settings(BaseSettings):
     pdf_max_pages: int = Field(5000, ge=1, description="most pages accepted in one PDF")
     csv_max_mb: float = Field(100.0, gt=0, description="largest CSV (table or glossary) accepted "
                                                         "for upload, in MB")
+    xlsx_max_mb: float = Field(100.0, gt=0, description="largest .xlsx workbook accepted for "
+                                                          "upload, in MB")
+    xlsx_max_unpacked_mb: float = Field(
+        300.0, gt=0, description="most MB an .xlsx may unpack to (its zip directory's sizes): "
+                                 "a zip bomb is refused before any part is read")
+    # Writing the result loads the whole workbook: ~550 bytes a cell with openpyxl 3.1.5 (100k rows
+    # of 3 columns: 215 MB, 9 s), so 300k rows of a few columns stay near a gigabyte.
+    xlsx_max_rows: int = Field(300_000, ge=1, description="most rows (all sheets together) of a "
+                                                          "workbook translated in one job")
     stream_flush_s: float = Field(0.1, ge=0, description="least time between UI stream updates")
     retries: int = Field(2, ge=0, description="retries of a request on 429/503/connection errors")
     database_url: str = Field(

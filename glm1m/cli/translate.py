@@ -1,4 +1,5 @@
-"""`glm1m translate IN.csv --to en`: the same engine as the UI, with a progress bar on stderr.
+"""`glm1m translate IN.csv --to en` (or IN.xlsx, with --sheet and one --column per column): the
+same engine as the UI, with a progress bar on stderr. The output is in the input's format.
 
 Exit 0 when every row is translated, 1 when some failed (the output is written and they are
 marked), 2 with one line on stderr when nothing could start (bad input, server unreachable),
@@ -18,50 +19,57 @@ from glm1m.settings import Settings
 
 if TYPE_CHECKING:
     from glm1m.translation.fanout import Job
+    from glm1m.translation.formats import Source
     from glm1m.translation.job import Summary
-    from glm1m.translation.table import CsvSource
 
 
 def add_command(commands: argparse._SubParsersAction) -> None:
     defaults = Settings()
-    p = commands.add_parser("translate", help="translate one column of a CSV file, row by row")
-    p.add_argument("input", type=Path, help="the CSV file (UTF-8, GBK/GB18030, Windows-1252, ...: detected)")
+    p = commands.add_parser("translate", help="translate columns of a CSV or XLSX file, row by row")
+    p.add_argument("input", type=Path, help="the CSV file (UTF-8, GBK/GB18030, Windows-1252, ...: "
+                                            "detected) or .xlsx workbook")
     p.add_argument("--to", required=True, help="target language, e.g. en, English, 中文")
     p.add_argument("--from", dest="source_language", default=None, help="source language")
-    p.add_argument("--column", default=None, help="column to translate (default: first text column)")
+    p.add_argument("--sheet", default=None, help="the workbook's sheet (default: the one Excel "
+                                                 "opens on)")
+    p.add_argument("--column", action="append", default=[], help="column to translate, by header "
+                   "(or letter, in a workbook); repeat for several (default: first text column)")
     p.add_argument("--glossary", type=Path, default=None, help="two-column CSV: term, translation")
     p.add_argument("--concurrency", type=int, default=defaults.translate_concurrency,
                    help="requests in flight at once")
     p.add_argument("--max-tokens", type=int, default=defaults.translate_max_tokens,
                    help="longest translation of one cell, in tokens")
     p.add_argument("-o", "--output", type=Path, default=None,
-                   help="output CSV (default: IN.translated.csv)")
+                   help="output file (default: IN.translated.csv or IN.translated.xlsx)")
     p.add_argument("--base-url", default=defaults.base_url, help="OpenAI-compatible server URL")
     p.set_defaults(run=cmd_translate)
 
 
 def cmd_translate(args: argparse.Namespace) -> int:
     from glm1m.translation.fanout import Job
+    from glm1m.translation.formats import describe, open_table, output_suffix
     from glm1m.translation.job import check_output
-    from glm1m.translation.table import open_source, read_glossary
+    from glm1m.translation.table import read_glossary
 
     if args.concurrency < 1 or args.max_tokens < 1:
         return fail("--concurrency and --max-tokens must be at least 1.")
-    output = args.output or args.input.with_name(args.input.stem + ".translated.csv")
     try:
-        check_output(output, *[p for p in (args.input, args.glossary) if p])
-        source = open_source(args.input, args.column)
+        inputs = [p for p in (args.input, args.glossary) if p]
+        if args.output:  # before reading anything: the output must not be an input
+            check_output(args.output, *inputs)
+        source = open_table(args.input, sheet=args.sheet, columns=args.column)
+        output = args.output or args.input.with_name(
+            f"{args.input.stem}.translated{output_suffix(source)}")
         glossary = read_glossary(args.glossary) if args.glossary else ()
     except UserFacingError as error:
         return fail(str(error))
     job = Job(target_language=args.to, source_language=args.source_language, glossary=glossary,
               concurrency=args.concurrency, max_tokens=args.max_tokens)
-    say(f"reading {source.path.name} as {source.encoding_name}; translating column "
-        f"{source.column!r} into {job.target_language} → {output}")
+    say(f"{describe(source)} into {job.target_language} → {output}")
     try:
         summary = asyncio.run(translate_with_bar(source, job, output, args.base_url))
     except KeyboardInterrupt:
-        say(stopped_line(output))
+        say(stopped_line(output, source))
         return 130
     except UserFacingError as error:
         return fail(str(error))
@@ -69,11 +77,12 @@ def cmd_translate(args: argparse.Namespace) -> int:
     return 0 if summary.complete else 1
 
 
-def stopped_line(output: Path) -> str:
+def stopped_line(output: Path, source: Source | None = None) -> str:
+    from glm1m.translation.formats import is_finished
     from glm1m.translation.job import checkpoint_path
     from glm1m.translation.table import is_finished_output
 
-    finished = is_finished_output(output)
+    finished = is_finished(source, output) if source is not None else is_finished_output(output)
     if not checkpoint_path(output).exists():  # never started, or every row was done
         return f"stopped; every row is translated → {output}" if finished else "stopped before it began."
     if finished:  # a rerun of a finished job: run_job left that output as it was
@@ -82,7 +91,7 @@ def stopped_line(output: Path) -> str:
     return f"stopped. Finished rows are in {output}; run the same command again to continue."
 
 
-async def translate_with_bar(source: CsvSource, job: Job, output: Path, base_url: str) -> Summary:
+async def translate_with_bar(source: Source, job: Job, output: Path, base_url: str) -> Summary:
     from glm1m.cli.bar import progress_bar
     from glm1m.llm import LlmClient
     from glm1m.translation.job import run_job

@@ -1,6 +1,7 @@
-"""A CSV translation job from file to file: the one path the UI and `glm1m translate` share.
+"""A table translation job (CSV or XLSX) from file to file: the one path the UI and
+`glm1m translate` share.
 
-Rows stream from the input, through the bounded fan-out, into a checkpoint; the output CSV is then
+Cells stream from the input, through the bounded fan-out, into a checkpoint; the output is then
 assembled from the input and the checkpoint — also when the job is stopped, so the rows finished
 so far are never lost and a rerun continues from the first missing one. The output is assembled
 beside its place and moved there whole; a stopped run never replaces a finished output.
@@ -20,8 +21,9 @@ from glm1m.llm import Llm
 from glm1m.progress import OnProgress, Progress, ignore
 from glm1m.translation.checkpoint import Checkpoint, fingerprint
 from glm1m.translation.fanout import Job, Result, Row, translate_rows
+from glm1m.translation.formats import Source, cell_chunks, is_finished, key_settings, unit, write_output
 from glm1m.translation.lock import job_lock
-from glm1m.translation.table import CsvSource, is_finished_output, read_chunks, write_chunk
+from glm1m.translation.table import write_chunk
 
 NOT_REACHED = "not translated: the job stopped before this row; run it again to continue"
 
@@ -34,13 +36,14 @@ class Summary:
     not_reached: int
     output: Path
     stopped: bool
+    unit: str = "rows"  # "cells" when several columns are translated
 
     @property
     def complete(self) -> bool:
         return self.translated == self.total
 
     def line(self) -> str:
-        text = f"{self.translated:,} of {self.total:,} rows translated"
+        text = f"{self.translated:,} of {self.total:,} {self.unit} translated"
         if self.failed:
             text += f", {self.failed:,} failed (see the translation_error column)"
         if self.not_reached:
@@ -48,10 +51,10 @@ class Summary:
         return text + f" → {self.output}"
 
 
-def job_key(source: CsvSource, job: Job) -> str:
+def job_key(source: Source, job: Job) -> str:
     """What makes two runs the same job: the input's bytes and every setting that changes the
     output (not the concurrency). A checkpoint resumes only the same job."""
-    return fingerprint(source.path, {"column": source.column, **asdict(job), "concurrency": None})
+    return fingerprint(source.path, {**key_settings(source), **asdict(job), "concurrency": None})
 
 
 def check_output(output: Path, *inputs: Path) -> None:
@@ -67,21 +70,22 @@ def checkpoint_path(output: Path) -> Path:
     return output.with_name(output.name + ".progress.jsonl")
 
 
-def count_rows(source: CsvSource) -> int:
-    return sum(len(chunk) for chunk in read_chunks(source))
+def count_rows(source: Source) -> int:
+    """The cells to translate (the rows, with one column chosen)."""
+    return sum(len(chunk) for chunk in cell_chunks(source))
 
 
-async def pending_rows(source: CsvSource, checkpoint: Checkpoint) -> AsyncIterator[Row]:
+async def pending_rows(source: Source, checkpoint: Checkpoint) -> AsyncIterator[Row]:
     index = 0
-    for chunk in read_chunks(source):
-        for text in chunk[source.column]:
+    for chunk in cell_chunks(source):
+        for text in chunk:
             if not checkpoint.translated(index):
                 yield Row(index, text)
             index += 1
         await asyncio.sleep(0)  # let results flow between chunks of a large file
 
 
-async def run_job(source: CsvSource, job: Job, llm: Llm, output: Path,
+async def run_job(source: Source, job: Job, llm: Llm, output: Path,
                   on_progress: OnProgress = ignore, key: str | None = None) -> Summary:
     """Translate `source` into `output`. Cancelling it still writes what was finished. `key` is
     job_key(source, job) when the caller has it already (it reads the whole input).
@@ -93,7 +97,7 @@ async def run_job(source: CsvSource, job: Job, llm: Llm, output: Path,
         return await run_locked(source, job, llm, output, on_progress, key)
 
 
-async def run_locked(source: CsvSource, job: Job, llm: Llm, output: Path, on_progress: OnProgress,
+async def run_locked(source: Source, job: Job, llm: Llm, output: Path, on_progress: OnProgress,
                      key: str | None) -> Summary:
     # Fingerprinting, counting and assembling read the whole input: in a worker thread, so a
     # 100 MB CSV does not freeze every other session's stream.
@@ -101,7 +105,7 @@ async def run_locked(source: CsvSource, job: Job, llm: Llm, output: Path, on_pro
     checkpoint = Checkpoint.open(checkpoint_path(output), job_id)
     total = await asyncio.to_thread(count_rows, source)
     kept = sum(1 for r in checkpoint.results.values() if r.error is None)
-    progress = Progress("translating", kept, total, unit="rows", resumed=kept)
+    progress = Progress("translating", kept, total, unit=unit(source), resumed=kept)
     on_progress(progress)
 
     def finished(result: Result) -> None:
@@ -117,11 +121,12 @@ async def run_locked(source: CsvSource, job: Job, llm: Llm, output: Path, on_pro
             pass
         stopped = False
     finally:
-        summary = summarise(checkpoint, output, total, stopped)
+        summary = summarise(checkpoint, output, total, stopped, unit(source))
         try:
-            if summary.complete or not stopped or not is_finished_output(output):
+            if summary.complete or not stopped or not is_finished(source, output):
                 # Shielded: a second stop while the file is written must not cut it short.
-                await asyncio.shield(asyncio.to_thread(assemble, source, checkpoint, output))
+                await asyncio.shield(asyncio.to_thread(assemble, source, checkpoint, output,
+                                                       job.target_language))
         except OSError as error:  # a full disk, a folder that went away: a sentence, rows kept
             checkpoint.close()
             raise CsvError(f"The output {output.name} could not be written ({error.strerror}). Free "
@@ -134,27 +139,17 @@ async def run_locked(source: CsvSource, job: Job, llm: Llm, output: Path, on_pro
     return summary
 
 
-def summarise(checkpoint: Checkpoint, output: Path, total: int, stopped: bool) -> Summary:
+def summarise(checkpoint: Checkpoint, output: Path, total: int, stopped: bool,
+              unit: str = "rows") -> Summary:
     translated = sum(1 for r in checkpoint.results.values() if r.error is None)
     failed = len(checkpoint.results) - translated
-    return Summary(total, translated, failed, total - translated - failed, output, stopped)
+    return Summary(total, translated, failed, total - translated - failed, output, stopped, unit)
 
 
-def assemble(source: CsvSource, checkpoint: Checkpoint, output: Path) -> None:
-    """Write the input's columns unchanged plus translation and translation_error, into a file
-    beside `output` that replaces it only once whole (an interrupted assembly leaves the old)."""
-    index = 0
+def assemble(source: Source, checkpoint: Checkpoint, output: Path, language: str = "") -> None:
+    """Write the output in the input's format (the input's cells unchanged, the translations and
+    translation_error beside them) into a file beside `output` that replaces it only once whole
+    (an interrupted assembly leaves the old)."""
     with replace_when_done(output) as assembling:
-        for n, chunk in enumerate(read_chunks(source)):
-            translations, errors = [], []
-            for _ in range(len(chunk)):
-                result = checkpoint.results.get(index)
-                if result is None:
-                    translations.append("")
-                    errors.append(NOT_REACHED)
-                else:
-                    translations.append((result.translation or "") if result.error is None else "")
-                    errors.append(result.error or "")
-                index += 1
-            chunk = chunk.assign(translation=translations, translation_error=errors)
-            write_chunk(chunk, assembling, first=n == 0)
+        # The CSV chunk writer is looked up here, in this module: a test fills the disk through it.
+        write_output(source, checkpoint.results, assembling, language, NOT_REACHED, write_chunk)

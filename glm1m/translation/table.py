@@ -6,7 +6,7 @@ from __future__ import annotations
 import codecs
 import csv
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,8 +32,13 @@ class CsvSource:
     path: Path
     encoding: str
     columns: tuple[str, ...]
-    column: str  # the one to translate
+    column: str  # the one to translate (the first, when several are)
     name: str = ""  # as the user knows the file (an upload is stored under another name)
+    targets: tuple[str, ...] = ()  # every column to translate, when more than `column`
+
+    @property
+    def chosen(self) -> tuple[str, ...]:
+        return self.targets if self.targets and self.targets[0] == self.column else (self.column,)
 
     @property
     def shown_name(self) -> str:
@@ -230,9 +235,10 @@ def read_chunks(source: CsvSource) -> Iterator[pd.DataFrame]:
                        f"changed while being translated. Run the translation again.") from error
 
 
-def open_source(path: Path, column: str | None = None, name: str | None = None) -> CsvSource:
-    """Check the file and choose the column: the named one, else the first text column.
-    `name` is the file's name in messages (default: the path's)."""
+def open_source(path: Path, column: str | None = None, name: str | None = None,
+                columns: Sequence[str] = ()) -> CsvSource:
+    """Check the file and choose the column: the named one (or `columns`, several), else the
+    first text column. `name` is the file's name in messages (default: the path's)."""
     name = name or path.name
     if not path.exists() or path.stat().st_size == 0:
         raise CsvError(f"{name} is empty: there is nothing to translate.")
@@ -245,11 +251,14 @@ def open_source(path: Path, column: str | None = None, name: str | None = None) 
         raise CsvError(f"{name} is not a readable CSV ({error}).") from error
     if first is None or first.empty:
         raise CsvError(f"{name} has a header but no rows: there is nothing to translate.")
-    columns = tuple(str(c) for c in first.columns)
-    if column is not None and column not in columns:
-        raise CsvError(f"{name} has no column named {column!r}; its columns are "
-                       f"{', '.join(columns)}.")
-    return CsvSource(path, encoding, columns, column or first_text_column(first), name)
+    header = tuple(str(c) for c in first.columns)
+    wanted = tuple(dict.fromkeys(columns or ([column] if column is not None else [])))
+    for each in wanted:
+        if each not in header:
+            raise CsvError(f"{name} has no column named {each!r}; its columns are "
+                           f"{', '.join(header)}.")
+    chosen = wanted[0] if wanted else first_text_column(first)
+    return CsvSource(path, encoding, header, chosen, name, wanted if len(wanted) > 1 else ())
 
 
 def first_text_column(frame: pd.DataFrame) -> str:

@@ -1,0 +1,289 @@
+"""Excel workbooks (.xlsx) in: the container checked before openpyxl reads it, the sheet and the
+columns to translate, the cells read in streaming mode (read_only: one row at a time, so a sheet's
+size never sits in memory here). Writing the result is in xlsx_output.py. No Chainlit here.
+
+What a cell gives to translate is what the reader sees: its text, or for a formula its cached
+result when that is text (data_only). Numbers, dates, booleans and errors are not text; their
+translation cell stays empty. A formula without a cached result (a file a program wrote without
+computing it) reads as empty too.
+"""
+
+from __future__ import annotations
+
+import warnings
+import zipfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from glm1m.errors import CsvError
+from glm1m.settings import Settings, get_settings
+
+CHUNK_ROWS = 5_000
+SCAN_ROWS = 5_000  # rows looked at to find the first text column
+MB = 1024 * 1024
+# An encrypted (password-protected) OOXML file is not a zip but an OLE compound file holding an
+# "EncryptedPackage" stream (MS-OFFCRYPTO 2.3.4.4); an old .xls is an OLE file without one.
+OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+ENCRYPTED_STREAM = "EncryptedPackage".encode("utf-16-le")
+SUFFIXES = (".xlsx",)
+
+
+@dataclass(frozen=True)
+class XlsxSource:
+    path: Path
+    sheet: str
+    sheets: tuple[str, ...]
+    header_row: int  # 1-based; the first row with a value
+    columns: tuple[str, ...]  # each column's label: its header, or its letter where that is empty
+    letters: tuple[str, ...]  # A, B, ... beside columns
+    chosen: tuple[str, ...]  # labels of the columns to translate, in the order asked
+    name: str = ""
+    max_rows: int = 300_000
+
+    @property
+    def shown_name(self) -> str:
+        return self.name or self.path.name
+
+    @property
+    def column(self) -> str:
+        return self.chosen[0]
+
+    def position(self, label: str) -> int:
+        """0-based column index of a label."""
+        return self.columns.index(label)
+
+    def listing(self) -> str:
+        return ", ".join(shown(c, letter) for c, letter in zip(self.columns, self.letters, strict=True))
+
+
+def shown(label: str, letter: str) -> str:
+    return label if label == letter else f"{label} ({letter})"
+
+
+def is_workbook_name(name: str) -> bool:
+    return Path(name).suffix.lower() in SUFFIXES
+
+
+def check_container(path: Path, name: str, settings: Settings) -> None:
+    """One sentence for what openpyxl would meet with a traceback or a memory blow-up: an empty
+    file, a password-protected one, an old .xls, not a zip, a zip bomb, a zip without a workbook.
+    The sizes checked are the zip directory's: Python's zipfile never inflates a member past the
+    size its directory declares (it stops there and fails the CRC), so a lying entry cannot pass."""
+    if not path.exists() or path.stat().st_size == 0:
+        raise CsvError(f"{name} is empty: there is nothing to translate.")
+    with path.open("rb") as f:
+        head = f.read(len(OLE_MAGIC))
+    if head == OLE_MAGIC:
+        if _holds(path, ENCRYPTED_STREAM):
+            raise CsvError(f"{name} is protected with a password (encrypted), so glm1m cannot read "
+                           f"it. Open it in Excel, remove the password (File > Info > Protect "
+                           f"Workbook), save, and attach it again.")
+        raise CsvError(f"{name} is an old-style Excel 97-2003 workbook (.xls), which glm1m does not "
+                       f"write back. Save it as .xlsx (Excel Workbook) and attach that.")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+    except (zipfile.BadZipFile, OSError) as error:
+        raise CsvError(f"{name} is not a readable .xlsx workbook (damaged, cut short, or another "
+                       f"kind of file). Save it again from Excel as .xlsx.") from error
+    unpacked = sum(m.file_size for m in members)
+    limit = settings.xlsx_max_unpacked_mb
+    if unpacked > limit * MB:
+        raise CsvError(f"{name} unpacks to {unpacked / MB:,.0f} MB, more than the {limit:g} MB glm1m "
+                       f"reads from one workbook (GLM1M_XLSX_MAX_UNPACKED_MB). Split it into smaller "
+                       f"workbooks.")
+    if not any(m.filename == "xl/workbook.xml" for m in members):
+        raise CsvError(f"{name} is a zip file but not an Excel workbook (no xl/workbook.xml). Save it "
+                       f"again from Excel as .xlsx.")
+
+
+def _holds(path: Path, needle: bytes) -> bool:
+    tail = b""
+    with path.open("rb") as f:
+        while block := f.read(1 << 20):
+            if needle in tail + block:
+                return True
+            tail = block[-len(needle):]
+    return False
+
+
+def load(path: Path, name: str, **kw: Any) -> Any:
+    """openpyxl's workbook, or the sentence: a damaged part raises whatever openpyxl's parser meets
+    (KeyError, ValueError, ParseError, TypeError...), so any exception here means a damaged file.
+    Opened as a file object: an upload is stored without its .xlsx suffix, which load_workbook's
+    suffix check would refuse."""
+    # Imported here: `glm1m --help` stays fast.
+    from openpyxl import load_workbook  # type: ignore[import-untyped]
+
+    handle = path.open("rb")
+    try:
+        with warnings.catch_warnings():  # "extension not supported": the sheet still reads
+            warnings.simplefilter("ignore")
+            return load_workbook(handle, **kw)
+    except Exception as error:
+        handle.close()
+        raise CsvError(f"{name} could not be read as an .xlsx workbook: it is damaged "
+                       f"({type(error).__name__}). Open it in Excel, save it again, and retry.") from error
+
+
+def open_workbook(path: Path, sheet: str | None = None, columns: Sequence[str] = (),
+                  name: str | None = None, settings: Settings | None = None) -> XlsxSource:
+    """Check the file, choose the sheet (the named one, else the one Excel opens on) and the
+    columns (each by header or letter, else the first text column)."""
+    name = name or path.name
+    settings = settings or get_settings()
+    check_container(path, name, settings)
+    book = load(path, name, read_only=True, data_only=True)
+    try:
+        sheets = tuple(book.sheetnames)
+        if sheet is not None and sheet not in sheets:
+            raise CsvError(f"{name} has no sheet named {sheet!r}; its sheets are "
+                           f"{', '.join(sheets)}.")
+        ws = book[sheet] if sheet is not None else book.active
+        if ws is None or not hasattr(ws, "iter_rows"):  # a chart sheet is Excel's active one
+            ws = book[sheets[0]]
+        title = ws.title
+        _check_dimension(book, name, settings.xlsx_max_rows)
+        header_row, header, scanned = _scan(ws)
+    finally:
+        book.close()
+    if header_row == 0:
+        raise CsvError(f"Sheet {title!r} of {name} is empty: there is nothing to translate"
+                       f"{_others(sheets, title)}.")
+    letters = tuple(_letter(i) for i in range(len(header)))
+    labels = _labels(header, letters)
+    source = XlsxSource(path, title, sheets, header_row, labels, letters, (), name,
+                        settings.xlsx_max_rows)
+    chosen = tuple(_find(source, c) for c in columns) or (_first_text(labels, scanned),)
+    if not scanned:
+        raise CsvError(f"Sheet {title!r} of {name} has a header row but no rows below it: there is "
+                       f"nothing to translate.")
+    return XlsxSource(path, title, sheets, header_row, labels, letters,
+                      tuple(dict.fromkeys(chosen)), name, settings.xlsx_max_rows)
+
+
+def _others(sheets: tuple[str, ...], title: str) -> str:
+    rest = [s for s in sheets if s != title]
+    return f"; choose another sheet ({', '.join(rest)})" if rest else ""
+
+
+def _check_dimension(book: Any, name: str, limit: int) -> None:
+    """The rows every sheet declares (its <dimension>): writing the result loads the whole
+    workbook (~550 bytes a cell measured with openpyxl 3.1.5), so it is refused before any work.
+    A sheet without a declared size is counted as its rows are read (rows())."""
+    declared = 0
+    for ws in book.worksheets:
+        declared += (ws.max_row or 0) if hasattr(ws, "max_row") else 0
+    if declared > limit:
+        raise CsvError(too_many_rows(name, declared, limit))
+
+
+def too_many_rows(name: str, rows: int, limit: int) -> str:
+    return (f"{name} has {rows:,} rows or more, more than the {limit:,} glm1m translates in one "
+            f"workbook (GLM1M_XLSX_MAX_ROWS). Split it, or copy the sheet to translate into a "
+            f"workbook of its own.")
+
+
+def _scan(ws: Any) -> tuple[int, tuple[Any, ...], list[tuple[Any, ...]]]:
+    """The header row (the first with a value), its cells, and up to SCAN_ROWS rows below it."""
+    header_row, header, rows = 0, (), []
+    for number, values in enumerate(ws.iter_rows(values_only=True), start=1):
+        if header_row == 0:
+            if any(v is not None for v in values):
+                header_row, header = number, _trimmed(values)
+            continue
+        rows.append(values)
+        if len(rows) >= SCAN_ROWS:
+            break
+    width = max([len(header)] + [len(_trimmed(r)) for r in rows]) if header_row else 0
+    while rows and all(v is None for v in rows[-1]):
+        rows.pop()  # rows below the last value are not data
+    return header_row, tuple(header) + (None,) * (width - len(header)), rows
+
+
+def _trimmed(values: Sequence[Any]) -> tuple[Any, ...]:
+    end = len(values)
+    while end and values[end - 1] is None:
+        end -= 1
+    return tuple(values[:end])
+
+
+def _letter(index: int) -> str:
+    from openpyxl.utils import get_column_letter  # type: ignore[import-untyped]
+
+    return str(get_column_letter(index + 1))
+
+
+def _labels(header: tuple[Any, ...], letters: tuple[str, ...]) -> tuple[str, ...]:
+    """Header texts; a column without one, or whose header repeats an earlier one, by its letter."""
+    labels: list[str] = []
+    for value, letter in zip(header, letters, strict=True):
+        text = "" if value is None else str(value).strip()
+        labels.append(text if text and text not in labels and text not in letters else letter)
+    return tuple(labels)
+
+
+def _find(source: XlsxSource, wanted: str) -> str:
+    if wanted in source.columns:
+        return wanted
+    if wanted.upper() in source.letters:
+        return source.columns[source.letters.index(wanted.upper())]
+    raise CsvError(f"Sheet {source.sheet!r} of {source.shown_name} has no column {wanted!r}; its "
+                   f"columns are {source.listing()}.")
+
+
+def _first_text(labels: tuple[str, ...], rows: list[tuple[Any, ...]]) -> str:
+    from glm1m.translation.table import NUMBER
+
+    for i, label in enumerate(labels):
+        if any(i < len(r) and isinstance(r[i], str) and r[i].strip()
+               and not NUMBER.fullmatch(r[i].strip()) for r in rows):
+            return label
+    return labels[0]
+
+
+def text_of(value: Any) -> str:
+    """What is sent to translate: text only (an error result like "#N/A" is not text)."""
+    return value if isinstance(value, str) and value not in ERROR_VALUES else ""
+
+
+ERROR_VALUES = frozenset({"#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A"})
+
+
+def rows(source: XlsxSource) -> Iterator[tuple[int, tuple[str, ...]]]:
+    """(sheet row number, texts of the chosen columns) for every row below the header down to the
+    last row with a value; empty rows between are rows too (their cells pass through)."""
+    book = load(source.path, source.shown_name, read_only=True, data_only=True)
+    positions = [source.position(c) for c in source.chosen]
+    blank: list[tuple[int, tuple[str, ...]]] = []  # empty rows kept until a value follows them
+    count = 0
+    try:
+        for number, values in enumerate(book[source.sheet].iter_rows(values_only=True), start=1):
+            if number <= source.header_row:
+                continue
+            texts = tuple(text_of(values[p]) if p < len(values) else "" for p in positions)
+            if all(v is None for v in values):
+                blank.append((number, texts))
+                continue
+            count += len(blank) + 1
+            if count > source.max_rows:
+                raise CsvError(too_many_rows(source.shown_name, count, source.max_rows))
+            yield from blank
+            blank.clear()
+            yield number, texts
+    finally:
+        book.close()
+
+
+def cell_chunks(source: XlsxSource) -> Iterator[list[str]]:
+    """The chosen cells' texts, row by row, in chunks of CHUNK_ROWS rows."""
+    chunk: list[str] = []
+    for n, (_, texts) in enumerate(rows(source), start=1):
+        chunk.extend(texts)
+        if n % CHUNK_ROWS == 0:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk

@@ -1,0 +1,132 @@
+"""The translated workbook: the input workbook itself, every sheet, cell, formula and style kept,
+with the translations in new columns headed "<source header> (<language>)" and a
+translation_error column after them, appended right of the sheet's last used column.
+
+Why appended, not inserted beside each source column: inserting a column moves every cell right
+of it, and openpyxl does not rewrite what points at those cells (formulas on every sheet, defined
+names, merged ranges, tables, conditional formats, charts), so a formula would silently read the
+wrong cell. Appended columns leave every existing cell at its address, so nothing that refers to
+one can break. Each new column takes its source column's width and each cell its source cell's
+style; a source column's vertical merges (one text over several rows) are merged beside it too.
+
+Translations are written as text cells whatever they start with: the model's "=HYPERLINK(...)"
+stays text (openpyxl would otherwise store it as a formula), and one starting with = + - @ gets
+Excel's quote prefix, so editing the cell in Excel keeps it text too (as CSV output's "'" does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from copy import copy
+from pathlib import Path
+from typing import Any
+
+from glm1m.errors import CsvError
+from glm1m.translation.fanout import Result
+from glm1m.translation.table import FORMULA_START
+from glm1m.translation.xlsx import XlsxSource, load, rows
+
+ERROR_HEADER = "translation_error"
+MAX_COLUMNS = 16_384  # Excel's last column, XFD
+
+
+def translated_headers(source: XlsxSource, language: str) -> list[str]:
+    taken = set(source.columns)
+    headers = []
+    for label in source.chosen:
+        header, n = f"{label} ({language})", 2
+        while header in taken:
+            header, n = f"{label} ({language}) {n}", n + 1
+        taken.add(header)
+        headers.append(header)
+    return headers
+
+
+def assemble_xlsx(source: XlsxSource, results: Mapping[int, Result], into: Path, language: str,
+                  not_reached: str) -> None:
+    """Write the workbook with the results (cell index = data row * columns chosen + column)."""
+    from openpyxl.utils import get_column_letter  # type: ignore[import-untyped]
+
+    book = load(source.path, source.shown_name, rich_text=True)  # whole: formulas and styles kept
+    ws = book[source.sheet]
+    first_new = ws.max_column + 1
+    count = len(source.chosen)
+    if first_new + count > MAX_COLUMNS:
+        raise CsvError(f"Sheet {source.sheet!r} of {source.shown_name} has no free columns left "
+                       f"for the translations (Excel stops at column XFD).")
+    positions = [source.position(c) + 1 for c in source.chosen]
+    for j, (col, header) in enumerate(zip(positions, translated_headers(source, language),
+                                          strict=True)):
+        put(ws.cell(source.header_row, first_new + j), header, _existing(ws, source.header_row, col))
+        width = ws.column_dimensions[get_column_letter(col)].width
+        if width:
+            ws.column_dimensions[get_column_letter(first_new + j)].width = width
+    error_col = first_new + count
+    put(ws.cell(source.header_row, error_col), ERROR_HEADER,
+        _existing(ws, source.header_row, positions[0]))
+    for n, (number, _) in enumerate(rows(source)):
+        errors = []
+        for j, col in enumerate(positions):
+            result = results.get(n * count + j)
+            error = not_reached if result is None else result.error
+            if error is not None:
+                errors.append(f"{source.chosen[j]}: {error}" if count > 1 else error)
+            elif result is not None and result.translation:
+                put(ws.cell(number, first_new + j), result.translation, _existing(ws, number, col))
+        if errors:
+            put(ws.cell(number, error_col), "; ".join(errors), None)
+    _merge_beside(ws, source, positions, first_new)
+    book.calculation.fullCalcOnLoad = True  # openpyxl drops formulas' cached results: recompute
+    book.save(into)
+
+
+def _existing(ws: Any, row: int, col: int) -> Any:
+    """The cell there, if the sheet has one (ws.cell would add an empty one to the output)."""
+    return ws._cells.get((row, col))
+
+
+def put(cell: Any, text: str, like: Any) -> None:
+    from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE  # type: ignore[import-untyped]
+
+    # Controls XML cannot hold, as Excel itself escapes them (it reads _x0001_ back as U+0001).
+    cell.value = ILLEGAL_CHARACTERS_RE.sub(lambda m: f"_x{ord(m.group()):04X}_", text)
+    cell.data_type = "s"
+    if like is not None and getattr(like, "has_style", False):
+        cell._style = copy(like._style)
+    if text.startswith(FORMULA_START):
+        cell.quotePrefix = True
+
+
+def _merge_beside(ws: Any, source: XlsxSource, positions: list[int], first_new: int) -> None:
+    for merged in list(ws.merged_cells.ranges):
+        if merged.min_col != merged.max_col or merged.min_row <= source.header_row:
+            continue
+        for j, col in enumerate(positions):
+            if merged.min_col == col and merged.max_row > merged.min_row:
+                ws.merge_cells(start_row=merged.min_row, end_row=merged.max_row,
+                               start_column=first_new + j, end_column=first_new + j)
+
+
+def is_finished_xlsx(source: XlsxSource, output: Path) -> bool:
+    """Whether `output` is a translation of this sheet with rows, none of them with an error."""
+    if not output.exists():
+        return False
+    try:
+        book = load(output, output.name, read_only=True, data_only=True)
+    except CsvError:
+        return False
+    try:
+        if source.sheet not in book.sheetnames:
+            return False
+        found, column, data = False, -1, 0
+        for number, values in enumerate(book[source.sheet].iter_rows(values_only=True), start=1):
+            if number == source.header_row:
+                column = max((i for i, v in enumerate(values) if v == ERROR_HEADER), default=-1)
+                found = column >= 0
+            elif number > source.header_row and found:
+                if column < len(values) and values[column] not in (None, ""):
+                    return False
+                data += any(v is not None for v in values)
+        return found and data > 0
+    finally:
+        book.close()
