@@ -12,11 +12,13 @@ import chainlit as cl
 from chainlit_app import metrics, session
 from chainlit_app.client import llm
 from chainlit_app.status import AUTHOR, StatusLine
+from chainlit_app.table_choice import choose_table
 from glm1m.files import folder_name, output_stem
 from glm1m.settings import get_settings
 from glm1m.translation.fanout import Job
+from glm1m.translation.formats import mime_of, output_suffix
 from glm1m.translation.job import Summary, job_key, run_job
-from glm1m.translation.table import CsvSource, open_source, read_glossary
+from glm1m.translation.table import CsvSource, read_glossary
 
 COLUMN_TIMEOUT_S = 300
 STOPPED = "Stopped. The rows finished so far are in the file below; the others are marked."
@@ -26,9 +28,8 @@ async def run_translation(path: Path, name: str, glossary_file: tuple[Path, str]
     state = session.current()
     settings = get_settings()
     # Both read the whole file (encoding detection): off the event loop, so other sessions stream.
-    source = await asyncio.to_thread(open_source, path, None, name)
+    source = await choose_table(path, name)  # CSV or XLSX, its sheet and columns chosen
     glossary = await asyncio.to_thread(read_glossary, *glossary_file) if glossary_file else ()
-    source = await choose_column(source)
     job = Job(target_language=state.target_language, source_language=state.source_language,
               glossary=glossary, concurrency=settings.translate_concurrency,
               max_tokens=settings.translate_max_tokens)
@@ -37,7 +38,7 @@ async def run_translation(path: Path, name: str, glossary_file: tuple[Path, str]
     key = await asyncio.to_thread(job_key, source, job)  # reads the whole file
     folder = translation_dir() / key[:16]
     folder.mkdir(exist_ok=True)
-    output = folder / f"{output_stem(name)}.translated.csv"
+    output = folder / f"{output_stem(name)}.translated{output_suffix(source)}"
     status = await StatusLine(
         f"Reading **{name}** as {source.encoding_name}; translating column **{source.column}** "
         f"into {job.target_language}{f' with {len(glossary)} glossary terms' if glossary else ''} …"
@@ -77,4 +78,4 @@ async def send_result(output: Path, summary: Summary | None) -> None:
         metrics.ROWS_FAILED.inc(summary.failed)
     text = summary.line().replace(f" → {output}", "") if summary else STOPPED
     await cl.Message(content=text, author=AUTHOR, elements=[
-        cl.File(name=output.name, path=str(output), display="inline", mime="text/csv")]).send()
+        cl.File(name=output.name, path=str(output), display="inline", mime=mime_of(output))]).send()

@@ -57,6 +57,8 @@ class FileKind:
 KINDS = (
     FileKind("PDF", (".pdf",), "application/pdf", "pdf_max_mb", "to summarise it or ask about it"),
     FileKind("CSV", (".csv",), "text/csv", "csv_max_mb", "to translate a column"),
+    FileKind("XLSX", (".xlsx",), "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+             "xlsx_max_mb", "to translate columns of a sheet"),
 )
 
 

@@ -22,6 +22,8 @@ class Upload:
 
 
 GLOSSARY_NAMES = ("glossary", "terms", "术语", "词汇")
+TABLE_SUFFIXES = (".csv", ".xlsx")  # both go to translation (the `csv` list: tables)
+XLSX_MIME = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 
 
 @dataclass
@@ -57,7 +59,7 @@ def sort_uploads(elements: Sequence[UploadedFile]) -> Uploads:
         suffix = PurePosixPath(element.name).suffix.lower()
         mime = (element.mime or "").lower()
         upload = Upload(element.name, Path(element.path))
-        if suffix == ".csv" or mime in ("text/csv", "application/csv"):
+        if suffix in TABLE_SUFFIXES or mime in ("text/csv", "application/csv", XLSX_MIME):
             uploads.csv.append(upload)
         elif suffix == ".pdf" or mime == "application/pdf":
             uploads.pdf.append(upload)
@@ -66,7 +68,8 @@ def sort_uploads(elements: Sequence[UploadedFile]) -> Uploads:
     # With two CSVs attached, the one named like a glossary is the glossary; a single CSV is
     # always the data, whatever its name ("terms.csv" may well be the file to translate).
     if len(uploads.csv) > 1:
-        named = [f for f in uploads.csv if any(w in f.name.lower() for w in GLOSSARY_NAMES)]
+        named = [f for f in uploads.csv if any(w in f.name.lower() for w in GLOSSARY_NAMES)
+                 and f.name.lower().endswith(".csv")]  # a glossary is a two-column CSV
         if named:
             uploads.glossary = named[:1]
             uploads.csv = [f for f in uploads.csv if f is not named[0]]

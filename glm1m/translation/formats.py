@@ -63,6 +63,10 @@ def mime(source: Source) -> str:
     return XLSX_MIME if isinstance(source, XlsxSource) else "text/csv"
 
 
+def mime_of(output: Path) -> str:
+    return XLSX_MIME if output.suffix.lower() == ".xlsx" else "text/csv"
+
+
 def describe(source: Source) -> str:
     """What will be read and translated, for the line a door shows first."""
     names = ", ".join(repr(c) for c in source.chosen)

@@ -50,6 +50,11 @@ class XlsxSource:
     def column(self) -> str:
         return self.chosen[0]
 
+    @property
+    def encoding_name(self) -> str:
+        """How the file was read, where a CSV's line names its encoding."""
+        return f"an Excel workbook, sheet {self.sheet!r}"
+
     def position(self, label: str) -> int:
         """0-based column index of a label."""
         return self.columns.index(label)
@@ -137,12 +142,15 @@ def open_workbook(path: Path, sheet: str | None = None, columns: Sequence[str] =
     check_container(path, name, settings)
     book = load(path, name, read_only=True, data_only=True)
     try:
-        sheets = tuple(book.sheetnames)
+        sheets = tuple(ws.title for ws in book.worksheets)  # chart sheets hold no cells
         if sheet is not None and sheet not in sheets:
             raise CsvError(f"{name} has no sheet named {sheet!r}; its sheets are "
                            f"{', '.join(sheets)}.")
+        if not sheets:
+            raise CsvError(f"{name} has no sheet with cells (only charts): there is nothing to "
+                           f"translate.")
         ws = book[sheet] if sheet is not None else book.active
-        if ws is None or not hasattr(ws, "iter_rows"):  # a chart sheet is Excel's active one
+        if ws is None or ws.title not in sheets:  # Excel opens on a chart sheet
             ws = book[sheets[0]]
         title = ws.title
         _check_dimension(book, name, settings.xlsx_max_rows)

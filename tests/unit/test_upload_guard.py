@@ -11,7 +11,7 @@ from starlette.requests import Request
 from chainlit_app.upload_guard import MB, receive_file
 from glm1m.settings import Settings
 
-SETTINGS = Settings(pdf_max_mb=2, csv_max_mb=1, _env_file=None)
+SETTINGS = Settings(pdf_max_mb=2, csv_max_mb=1, xlsx_max_mb=1, _env_file=None)
 CHUNK = 64 * 1024
 
 
@@ -71,7 +71,8 @@ async def test_a_type_glm1m_does_not_read_is_refused_by_its_headers() -> None:
     error = await refused(Upload("holiday.zip", "application/zip", 5 * CHUNK))
     assert error.status_code == 415
     assert error.detail == ("holiday.zip is not a file glm1m reads: attach a PDF (to summarise it or "
-                            "ask about it) or a CSV (to translate a column).")
+                            "ask about it) or a CSV (to translate a column) or a XLSX (to translate "
+                            "columns of a sheet).")
 
 
 async def test_a_file_over_its_kinds_limit_is_refused_whether_or_not_its_length_is_declared() -> None:
@@ -87,7 +88,7 @@ async def test_a_body_larger_than_any_limit_is_refused_before_it_is_read() -> No
     upload = Upload("huge.pdf", "application/pdf", 50 * MB)
     error = await refused(upload)
     assert error.status_code == 413 and upload.pulled == 0
-    assert error.detail == "The upload is 50 MB, more than glm1m takes for any file (PDF up to 2 MB, CSV up to 1 MB)."
+    assert error.detail == "The upload is 50 MB, more than glm1m takes for any file (PDF up to 2 MB, CSV up to 1 MB, XLSX up to 1 MB)."
     undeclared = Upload("huge.pdf", "application/pdf", 50 * MB, declare=False)
     assert (await refused(undeclared)).status_code == 413
     assert undeclared.pulled < 2 * MB + 2 * CHUNK + 64 * 1024  # reading stopped past the largest limit
