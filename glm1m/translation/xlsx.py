@@ -22,6 +22,7 @@ from glm1m.settings import Settings, get_settings
 
 CHUNK_ROWS = 5_000
 SCAN_ROWS = 5_000  # rows looked at to find the first text column
+TITLE_ROWS = 10  # rows with one value (titles, notes) looked past to find the header row
 MB = 1024 * 1024
 # An encrypted (password-protected) OOXML file is not a zip but an OLE compound file holding an
 # "EncryptedPackage" stream (MS-OFFCRYPTO 2.3.4.4); an old .xls is an OLE file without one.
@@ -195,20 +196,40 @@ def too_many_rows(name: str, rows: int, limit: int) -> str:
 
 
 def _scan(ws: Any) -> tuple[int, tuple[Any, ...], list[tuple[Any, ...]]]:
-    """The header row (the first with a value), its cells, and up to SCAN_ROWS rows below it."""
+    """The header row, its cells, and up to SCAN_ROWS rows below it. The header is the first row
+    with two values or more among the first TITLE_ROWS rows with a value (a title above the
+    table, often merged across it, holds one), else the first row with a value. Rows above the
+    header are kept as they are and not translated."""
     header_row, header, rows = 0, (), []
-    for number, values in enumerate(ws.iter_rows(values_only=True), start=1):
+    candidates: list[tuple[int, tuple[Any, ...]]] = []
+    for number, values in enumerate(all_rows(ws), start=1):
         if header_row == 0:
             if any(v is not None for v in values):
-                header_row, header = number, _trimmed(values)
+                candidates.append((number, values))
+            wide = [c for c in candidates if sum(v is not None for v in c[1]) >= 2]
+            if wide or len(candidates) >= TITLE_ROWS:
+                header_row, first = (wide or candidates)[0]
+                header = _trimmed(first)
+                rows = [v for n, v in candidates if n > header_row]
             continue
         rows.append(values)
         if len(rows) >= SCAN_ROWS:
             break
+    if header_row == 0 and candidates:  # fewer rows with a value than TITLE_ROWS, none wide
+        header_row, header = candidates[0][0], _trimmed(candidates[0][1])
+        rows = [v for n, v in candidates if n > header_row]
     width = max([len(header)] + [len(_trimmed(r)) for r in rows]) if header_row else 0
     while rows and all(v is None for v in rows[-1]):
         rows.pop()  # rows below the last value are not data
     return header_row, tuple(header) + (None,) * (width - len(header)), rows
+
+
+def all_rows(ws: Any) -> Iterator[tuple[Any, ...]]:
+    """Every row's values, down to the last row the sheet holds. Read-only openpyxl stops at the
+    size the sheet declares (<dimension>), and some writers declare A1 or less than they wrote:
+    forgetting it reads every row (rows then end at their last cell, not at a common width)."""
+    ws.reset_dimensions()
+    yield from ws.iter_rows(values_only=True)
 
 
 def _trimmed(values: Sequence[Any]) -> tuple[Any, ...]:
@@ -268,7 +289,7 @@ def rows(source: XlsxSource) -> Iterator[tuple[int, tuple[str, ...]]]:
     blank: list[tuple[int, tuple[str, ...]]] = []  # empty rows kept until a value follows them
     count = 0
     try:
-        for number, values in enumerate(book[source.sheet].iter_rows(values_only=True), start=1):
+        for number, values in enumerate(all_rows(book[source.sheet]), start=1):
             if number <= source.header_row:
                 continue
             texts = tuple(text_of(values[p]) if p < len(values) else "" for p in positions)

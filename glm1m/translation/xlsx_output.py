@@ -24,7 +24,7 @@ from typing import Any
 from glm1m.errors import CsvError
 from glm1m.translation.fanout import Result
 from glm1m.translation.table import FORMULA_START
-from glm1m.translation.xlsx import XlsxSource, load, rows
+from glm1m.translation.xlsx import XlsxSource, all_rows, load, rows
 
 ERROR_HEADER = "translation_error"
 MAX_COLUMNS = 16_384  # Excel's last column, XFD
@@ -119,7 +119,7 @@ def is_finished_xlsx(source: XlsxSource, output: Path) -> bool:
         if source.sheet not in book.sheetnames:
             return False
         found, column, data = False, -1, 0
-        for number, values in enumerate(book[source.sheet].iter_rows(values_only=True), start=1):
+        for number, values in enumerate(all_rows(book[source.sheet]), start=1):
             if number == source.header_row:
                 column = max((i for i, v in enumerate(values) if v == ERROR_HEADER), default=-1)
                 found = column >= 0
