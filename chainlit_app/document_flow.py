@@ -17,8 +17,8 @@ from chainlit_app.render import without_images
 from chainlit_app.status import AUTHOR, StatusLine, stream_into
 from glm1m.documents.answer import SUMMARY_REQUEST, OpenDocument, answer, plan_of
 from glm1m.documents.budget import Budget, Strategy, measure
-from glm1m.documents.pages import DocumentText, cited_pages
-from glm1m.documents.pdf import PdfLimits, extract
+from glm1m.documents.formats import ReadOptions, read_document_async
+from glm1m.documents.pages import DocumentText, Kind, Page
 from glm1m.documents.store import load, save
 from glm1m.files import folder_name
 from glm1m.progress import Progress
@@ -33,7 +33,8 @@ async def read_document(path: Path, name: str, question: str) -> None:
     settings = get_settings()
     state = session.current()
     status = await StatusLine(f"Reading **{name}** …").send()
-    text = await asyncio.to_thread(extract, path, PdfLimits.of(settings), name, status.threadsafe())
+    # Any format (formats.py); off the event loop, and stopped with the task (OCR processes too).
+    text = await read_document_async(path, ReadOptions.of(settings), name, status.threadsafe())
     await status.set(f"Counting tokens of **{name}** …")
     budget = await measure(text, llm(), settings.whole_document_threshold, status.report)
     answer_tokens = state.params.max_tokens
@@ -133,8 +134,12 @@ async def keep_alive(status: StatusLine, doc: OpenDocument) -> None:
 
 
 def cited_passages(text: str, doc: DocumentText) -> list:
-    """The cited pages as side elements, linked from the answer by their names ("p. 3"); shown
-    as Markdown, so a document's images become links there too."""
-    pages = {p.number: p for p in doc.pages}
-    return [cl.Text(name=f"p. {n}", content=without_images(pages[n].text[:PASSAGE_CHARS]), display="side")
-            for n in cited_pages(text, doc.page_count)]
+    """The cited pages (or sections) as side elements, linked from the answer by their names ("p. 3",
+    "§ 3"); shown as Markdown, so a document's images become links there too."""
+    return [cl.Text(name=page.label, content=passage(page), display="side") for page in doc.cited(text)]
+
+
+def passage(page: Page) -> str:
+    """A section opens with where a reader finds it ("§ 3 · Installation · ¶ 4–9")."""
+    where = f"**{page.location}**\n\n" if page.kind is Kind.SECTION else ""
+    return where + without_images(page.text[:PASSAGE_CHARS])

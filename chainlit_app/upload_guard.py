@@ -31,6 +31,7 @@ from python_multipart.exceptions import FormParserError
 from python_multipart.multipart import MultipartParser, parse_options_header
 from starlette.datastructures import Headers
 
+from glm1m.documents.formats import FORMATS
 from glm1m.settings import Settings
 
 MB = 1024 * 1024  # as glm1m's readers and Chainlit's server count megabytes
@@ -55,7 +56,9 @@ class FileKind:
 # The files glm1m reads, the one list: a new reader (DOCX, EPUB, XLSX) adds its line here, and the
 # page's file picker, these checks and their sentences follow.
 KINDS = (
-    FileKind("PDF", (".pdf",), "application/pdf", "pdf_max_mb", "to summarise it or ask about it"),
+    # Every document format (glm1m/documents/formats.py), under the documents' limit.
+    *(FileKind(f.name, f.suffixes, f.mime, "pdf_max_mb", "to summarise it or ask about it")
+      for f in FORMATS),
     FileKind("CSV", (".csv",), "text/csv", "csv_max_mb", "to translate a column"),
     FileKind("XLSX", (".xlsx",), "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
              "xlsx_max_mb", "to translate columns of a sheet"),
@@ -68,7 +71,10 @@ def kind_of(filename: str) -> FileKind | None:
 
 
 def unsupported(filename: str) -> str:
-    offers = " or ".join(f"a {k.name} ({k.use})" for k in KINDS)
+    uses = dict.fromkeys(k.use for k in KINDS)  # kinds of one use named together, in order
+    named = [[k.name for k in KINDS if k.use == use] for use in uses]
+    offers = " or ".join(f"a {', '.join(n[:-1]) + ' or ' + n[-1] if len(n) > 1 else n[0]} ({use})"
+                         for n, use in zip(named, uses, strict=True))
     return f"{filename} is not a file glm1m reads: attach {offers}."
 
 
@@ -78,7 +84,9 @@ def too_large(filename: str, kind: FileKind, settings: Settings) -> str:
 
 
 def too_large_for_any(size: int, settings: Settings) -> str:
-    limits = ", ".join(f"{k.name} up to {k.limit_words(settings)}" for k in KINDS)
+    by_limit = {k.limit_setting: [j for j in KINDS if j.limit_setting == k.limit_setting] for k in KINDS}
+    limits = ", ".join(f"{'/'.join(j.name for j in same)} up to {same[0].limit_words(settings)}"
+                       for same in by_limit.values())
     return f"The upload is {size / MB:,.0f} MB, more than glm1m takes for any file ({limits})."
 
 

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
+from glm1m.documents.formats import FORMATS, format_of
+
 
 class UploadedFile(Protocol):
     name: str
@@ -22,6 +24,7 @@ class Upload:
 
 
 GLOSSARY_NAMES = ("glossary", "terms", "术语", "词汇")
+DOCUMENT_MIMES = {f.mime for f in FORMATS}  # every document format goes to the `pdf` list
 TABLE_SUFFIXES = (".csv", ".xlsx")  # both go to translation (the `csv` list: tables)
 XLSX_MIME = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 
@@ -30,7 +33,7 @@ XLSX_MIME = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 class Uploads:
     csv: list[Upload] = field(default_factory=list)
     glossary: list[Upload] = field(default_factory=list)  # a CSV named like a glossary
-    pdf: list[Upload] = field(default_factory=list)
+    pdf: list[Upload] = field(default_factory=list)  # every document: PDF, DOCX, EPUB, ... (formats.py)
     other: list[Upload] = field(default_factory=list)
 
     def left_out(self) -> str | None:
@@ -61,7 +64,7 @@ def sort_uploads(elements: Sequence[UploadedFile]) -> Uploads:
         upload = Upload(element.name, Path(element.path))
         if suffix in TABLE_SUFFIXES or mime in ("text/csv", "application/csv", XLSX_MIME):
             uploads.csv.append(upload)
-        elif suffix == ".pdf" or mime == "application/pdf":
+        elif format_of(element.name) is not None or mime in DOCUMENT_MIMES:
             uploads.pdf.append(upload)
         else:
             uploads.other.append(upload)

@@ -45,6 +45,16 @@ class Settings(BaseSettings):
     map_note_tokens: int = Field(512, ge=16, description="longest notes taken from one chunk")
     pdf_max_mb: float = Field(200.0, gt=0, description="largest PDF accepted, in MB")
     pdf_max_pages: int = Field(5000, ge=1, description="most pages accepted in one PDF")
+    ocr: str = Field("auto", pattern="^(auto|always|never)$",
+                     description="OCR of scanned pages: auto (pages without a text layer), "
+                                 "always (every page), never")
+    ocr_languages: str = Field("chi_sim+eng", description="Tesseract languages for OCR, joined "
+                                                          "by '+' (chi_sim, chi_tra, eng, ...)")
+    ocr_dpi: int = Field(150, ge=50, le=600, description="resolution pages are read at by OCR")
+    ocr_workers: int = Field(0, ge=0, description="OCR processes at once (0: one per core)")
+    ocr_tessdata: Path | None = Field(
+        None, description="folder of Tesseract's .traineddata files (unset: TESSDATA_PREFIX, "
+                          "else where the tesseract command has them)")
     csv_max_mb: float = Field(100.0, gt=0, description="largest CSV (table or glossary) accepted "
                                                         "for upload, in MB")
     xlsx_max_mb: float = Field(100.0, gt=0, description="largest .xlsx workbook accepted for "

@@ -10,7 +10,7 @@ import argparse
 import signal
 import sys
 
-from glm1m.cli import plan, serve, summarize, translate, up, users
+from glm1m.cli import extract, plan, serve, summarize, translate, up, users
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -21,6 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
     translate.add_command(commands)
     plan.add_command(commands)
     summarize.add_command(commands)
+    extract.add_command(commands)
     users.add_command(commands)
     return parser
 

@@ -1,4 +1,4 @@
-"""Questions about a whole document, answered with page citations. No UI imports.
+"""Questions about a whole document, answered with page (or section) citations. No UI imports.
 
 Whole document (default while it fits under a threshold): the document goes in front of the model
 at once, with page markers, and the question goes last — so every follow-up shares the same prompt
@@ -13,8 +13,8 @@ from dataclasses import dataclass, replace
 
 from glm1m.chat import MIN_ANSWER_TOKENS
 from glm1m.documents.budget import Budget, Strategy, measure
-from glm1m.documents.mapreduce import SYSTEM, MapReduce, ask_map_reduce
-from glm1m.documents.pages import DocumentText
+from glm1m.documents.mapreduce import MapReduce, ask_map_reduce, system
+from glm1m.documents.pages import DocumentText, Kind
 from glm1m.errors import ContextTooLong, DocumentError
 from glm1m.llm import ChatParams, Llm, Message
 from glm1m.progress import OnProgress, ignore
@@ -79,7 +79,8 @@ async def answer(doc: OpenDocument, question: str, llm: Llm, params: ChatParams,
 async def fit_whole(doc: OpenDocument, question: str, llm: Llm, params: ChatParams) -> ChatParams:
     """The answer length that fits beside the whole document and this question, counted exactly
     (the document once when it was read, the prompt around it now)."""
-    frame = await llm.count_chat_tokens(whole_prompt(DocumentText(doc.name, (), 0), question))
+    frame = await llm.count_chat_tokens(whole_prompt(DocumentText(doc.name, (), 0), question,
+                                                     doc.text.kind))
     room = doc.budget.max_model_len - doc.budget.tokens - frame
     if room < MIN_ANSWER_TOKENS:
         raise DocumentError(
@@ -94,8 +95,9 @@ def chars_per_token(budget: Budget) -> float:
     return max(budget.chars / max(budget.tokens, 1), 0.5)
 
 
-def whole_prompt(text: DocumentText, question: str) -> list[Message]:
-    """Document first, question last: follow-ups share the prefix byte for byte."""
-    return [{"role": "system", "content": SYSTEM},
+def whole_prompt(text: DocumentText, question: str, kind: Kind | None = None) -> list[Message]:
+    """Document first, question last: follow-ups share the prefix byte for byte. `kind`: the
+    document's (when `text` holds none of it, to measure the frame)."""
+    return [{"role": "system", "content": system(kind or text.kind)},
             {"role": "user", "content": f"<document name=\"{text.name}\">\n{text.marked_text()}\n"
                                         f"</document>\n\nQuestion: {question}"}]

@@ -33,6 +33,7 @@ class Budget:
     chars: int
     max_model_len: int
     threshold: int  # up to this many tokens, whole is the default without asking
+    unit: str = "pages"  # what `pages` counts: "pages", or "sections" of a reflowing document
 
     @property
     def fraction(self) -> float:
@@ -60,19 +61,21 @@ class Budget:
                 f"--max-model-len.")
 
     def line(self) -> str:
-        pages = f"{self.pages:,} page{'' if self.pages == 1 else 's'}"
+        one = self.unit.removesuffix("s")
+        pages = f"{self.pages:,} {one if self.pages == 1 else self.unit}"
         return (f"{pages}, {self.tokens:,} tokens — {self.fraction:.1%} of the served "
                 f"{self.max_model_len:,}-token context.")
 
 
 async def measure(doc: DocumentText, llm: Llm, threshold: int,
                   on_progress: OnProgress = ignore) -> Budget:
-    """Count the document's tokens with the server's own tokenizer, a batch of pages per call."""
+    """Count the document's tokens with the server's own tokenizer, a batch of pages (or
+    sections) per call."""
     pages = [f"{page.marked()}\n\n" for page in doc.pages]
     tokens = 0
     for start in range(0, len(pages), TOKENIZE_PAGES_PER_CALL):
         tokens += await llm.count_text_tokens("".join(pages[start:start + TOKENIZE_PAGES_PER_CALL]))
         done = min(start + TOKENIZE_PAGES_PER_CALL, len(pages))
-        on_progress(Progress("counting tokens", done, len(pages), unit="pages"))
+        on_progress(Progress("counting tokens", done, len(pages), unit=doc.kind.unit))
     return Budget(pages=len(doc.pages), tokens=tokens, chars=sum(len(p) for p in pages),
-                  max_model_len=await llm.max_model_len(), threshold=threshold)
+                  max_model_len=await llm.max_model_len(), threshold=threshold, unit=doc.kind.unit)

@@ -14,15 +14,22 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
-from glm1m.documents.pages import CITE_HOW, DocumentText
+from glm1m.documents.pages import DocumentText, Kind
 from glm1m.documents.split import Chunk, resplit, split
 from glm1m.errors import DocumentError, ServerUnavailable, UserFacingError
 from glm1m.llm import ChatParams, Llm, Message
 from glm1m.progress import OnProgress, Progress, ignore
 
-SYSTEM = ("You answer questions about the document the user gives you, in the language of the "
-          f"question. Every statement must cite the page it comes from as {CITE_HOW}, using the page "
-          "markers in the document. If the document does not say, answer that it does not.")
+
+def system(kind: Kind = Kind.PAGE) -> str:
+    """The system prompt; the same for every question about one document (the prefix cache)."""
+    return ("You answer questions about the document the user gives you, in the language of the "
+            f"question. Every statement must cite the {kind.value} it comes from as {kind.cite_how}, "
+            f"using the {kind.value} markers in the document. If the document does not say, answer "
+            "that it does not.")
+
+
+SYSTEM = system(Kind.PAGE)
 MIN_CHUNK_TOKENS = 256
 # Counted separately, a chunk and the prompt around it can tokenize a few tokens longer together
 # (merges across the seam); 1 % and 32 tokens more than cover that.
@@ -42,28 +49,38 @@ class MapReduce:
 
 @dataclass(frozen=True)
 class Note:
-    pages: str  # "p. 3" or "pp. 3–9"
+    first: int  # the locations the notes come from
+    last: int
+    kind: Kind
     text: str
+
+    @property
+    def pages(self) -> str:
+        """"p. 3", "pp. 3–9", "§§ 3–9"."""
+        return self.kind.span(self.first, self.last)
 
     def block(self) -> str:
         return f"Notes on {self.pages}:\n{self.text}"
 
 
 def note_prompt(name: str, chunk: Chunk, question: str) -> list[Message]:
-    return [{"role": "system", "content": SYSTEM},
+    kind = chunk.kind.value
+    return [{"role": "system", "content": system(chunk.kind)},
             {"role": "user", "content": f"This is one part ({chunk.pages}) of the document {name}.\n"
-                                        f"<part>\n{chunk.text}\n</part>\n\nWrite short notes, with page "
+                                        f"<part>\n{chunk.text}\n</part>\n\nWrite short notes, with {kind} "
                                         f"citations, of what this part says about: {question}"}]
 
 
-def combine_prompt(name: str, notes: Sequence[Note], question: str, final: bool) -> list[Message]:
+def combine_prompt(name: str, notes: Sequence[Note], question: str, final: bool,
+                   kind: Kind = Kind.PAGE) -> list[Message]:
     combined = "\n\n".join(note.block() for note in notes)
-    ask = (f"From these notes, answer: {question}\nKeep the page citations {CITE_HOW}." if final else
-           f"Combine these notes into shorter notes about: {question}\nKeep every page citation "
-           f"{CITE_HOW}.")
-    return [{"role": "system", "content": SYSTEM},
+    how = kind.cite_how
+    ask = (f"From these notes, answer: {question}\nKeep the {kind.value} citations {how}." if final else
+           f"Combine these notes into shorter notes about: {question}\nKeep every {kind.value} "
+           f"citation {how}.")
+    return [{"role": "system", "content": system(kind)},
             {"role": "user", "content": f"Notes taken part by part from the document {name}, with "
-                                        f"page citations:\n\n{combined}\n\n{ask}"}]
+                                        f"{kind.value} citations:\n\n{combined}\n\n{ask}"}]
 
 
 def margin(max_model_len: int) -> int:
@@ -87,11 +104,12 @@ async def bounded_gather(items: Sequence[T], work: Callable[[T], Awaitable[objec
             task.cancel()
 
 
-async def chunk_room(name: str, question: str, llm: Llm, note_tokens: int) -> int:
+async def chunk_room(name: str, question: str, llm: Llm, note_tokens: int,
+                     kind: Kind = Kind.PAGE) -> int:
     """Tokens a chunk may have: the served context less the note prompt with this question, the
     notes, and the margin. A question that leaves no room gets a sentence."""
     max_len = await llm.max_model_len()
-    frame = await llm.count_chat_tokens(note_prompt(name, Chunk("", 1, 1), question))
+    frame = await llm.count_chat_tokens(note_prompt(name, Chunk("", 1, 1, kind), question))
     room = max_len - frame - note_tokens - margin(max_len)
     if room < MIN_CHUNK_TOKENS:
         raise DocumentError(
@@ -133,7 +151,7 @@ async def read_part(name: str, chunk: Chunk, question: str, llm: Llm, params: Ch
     for attempt in range(1, ATTEMPTS + 1):
         try:
             text = await llm.complete(note_prompt(name, chunk, question), params)
-            return Note(chunk.pages, text.strip())
+            return Note(chunk.first_page, chunk.last_page, chunk.kind, text.strip())
         except ServerUnavailable:
             raise
         except UserFacingError:
@@ -146,7 +164,8 @@ async def combine_rounds(name: str, notes: list[Note], question: str, llm: Llm, 
                          answer_tokens: int, concurrency: int, on_progress: OnProgress) -> list[Note]:
     """Combine notes in groups until one final prompt (with an answer of answer_tokens) holds them."""
     max_len = await llm.max_model_len()
-    frame = await llm.count_chat_tokens(combine_prompt(name, [], question, final=True))
+    kind = notes[0].kind
+    frame = await llm.count_chat_tokens(combine_prompt(name, [], question, final=True, kind=kind))
     final_room = max_len - frame - answer_tokens - margin(max_len)
     round_room = max_len - frame - note_params.max_tokens - margin(max_len)
     sizes = await bounded_gather(notes, lambda n: llm.count_text_tokens(n.block() + "\n\n"),
@@ -158,8 +177,9 @@ async def combine_rounds(name: str, notes: list[Note], question: str, llm: Llm, 
         on_progress(Progress(f"combining notes, round {rounds}", 0, len(groups), unit="groups"))
 
         async def combine(group: list[Note]) -> Note:
-            text = await llm.complete(combine_prompt(name, group, question, final=False), note_params)
-            return Note(pages_of(group), text.strip())
+            text = await llm.complete(combine_prompt(name, group, question, final=False, kind=kind),
+                                      note_params)
+            return Note(group[0].first, group[-1].last, kind, text.strip())
 
         notes = await bounded_gather(groups, combine, concurrency)
         sizes = await bounded_gather(notes, lambda n: llm.count_text_tokens(n.block() + "\n\n"),
@@ -192,19 +212,12 @@ def group_by_room(sized: list[tuple[Note, int]], room: int) -> list[list[Note]]:
     return groups
 
 
-def pages_of(notes: Sequence[Note]) -> str:
-    first, last = notes[0].pages, notes[-1].pages
-    start = first.removeprefix("pp. ").removeprefix("p. ").split("–")[0]
-    end = last.removeprefix("pp. ").removeprefix("p. ").split("–")[-1]
-    return f"p. {start}" if start == end else f"pp. {start}–{end}"
-
-
 async def ask_map_reduce(text: DocumentText, chars_per_token: float, plan: MapReduce, question: str,
                          llm: Llm, params: ChatParams, on_progress: OnProgress = ignore
                          ) -> AsyncIterator[str]:
     """Notes from every chunk (concurrently, bounded), combined in rounds if need be, then one
     streamed answer; parts that could not be read are named after it."""
-    room = await chunk_room(text.name, question, llm, plan.note_tokens)
+    room = await chunk_room(text.name, question, llm, plan.note_tokens, text.kind)
     chunks = await fitted_chunks(text, chars_per_token, room, plan.chunk_tokens, llm)
     note_params = replace(params, temperature=0.2, max_tokens=plan.note_tokens, stop=None)
     reading = Progress("reading", 0, len(chunks), unit="parts")
@@ -232,7 +245,8 @@ async def ask_map_reduce(text: DocumentText, chars_per_token: float, plan: MapRe
                                  plan.concurrency, on_progress)
     # A stage marker: its parts were read in the stage before, so it shows no rate of its own.
     on_progress(Progress("combining notes", len(chunks), len(chunks), unit="parts", resumed=len(chunks)))
-    async for piece in llm.stream_chat(combine_prompt(text.name, notes, question, final=True), params):
+    final = combine_prompt(text.name, notes, question, final=True, kind=text.kind)
+    async for piece in llm.stream_chat(final, params):
         yield piece
     if failures:
         yield unread_line(failures)

@@ -1,5 +1,6 @@
-"""PDF text, page by page, with one clear sentence for every way an upload can be unusable.
-Plain PyMuPDF; nothing here imports Chainlit."""
+"""PDF (and XPS) text, page by page, with one clear sentence for every way an upload can be
+unusable; pages without a text layer read with OCR (ocr.py) when asked. Plain PyMuPDF; nothing
+here imports Chainlit."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ import re
 import shlex
 from dataclasses import dataclass, replace
 from pathlib import Path
+from threading import Event
 
 import pymupdf
 
+from glm1m.documents.ocr import OcrMode, OcrOptions, ocr_pages
 from glm1m.documents.pages import DocumentText, Page
 from glm1m.errors import DocumentError
 from glm1m.progress import OnProgress, Progress, ignore
@@ -36,16 +39,20 @@ class PdfLimits:
 
 
 def extract(path: Path, limits: PdfLimits = PdfLimits(), name: str | None = None,
-            on_progress: OnProgress = ignore) -> DocumentText:
+            on_progress: OnProgress = ignore, ocr: OcrOptions | None = None,
+            stop: Event | None = None, filetype: str = "pdf") -> DocumentText:
     """Every page's text, in order; on_progress runs after each page (in this thread).
 
     `name` is only used in messages (it may hold any characters; no path is built from it).
-    Raises DocumentError for a file that is too large, not a PDF, damaged, password-protected,
-    empty, too long, or without any extractable text (scanned)."""
+    `ocr`: which pages Tesseract reads (None: none, as OcrMode.NEVER); a mixed document keeps
+    its text pages as they are. `filetype`: "pdf" or "xps". Raises DocumentError for a file
+    that is too large, not a PDF, damaged, password-protected, empty, too long, or without any
+    extractable text (scanned, with OCR off), and when `stop` is set during OCR."""
     name = name if name is not None else path.name
-    check_file(path, name, limits)
+    ocr = ocr or OcrOptions(OcrMode.NEVER)
+    check_file(path, name, limits, filetype)
     try:
-        doc = pymupdf.open(path, filetype="pdf")
+        doc = pymupdf.open(path, filetype=filetype)
     # FileDataError for unparseable bytes; plain RuntimeError ("Invalid number of pages") and
     # ValueError come from other broken structures MuPDF trips over while opening.
     except (pymupdf.FileDataError, RuntimeError, ValueError) as error:
@@ -58,11 +65,24 @@ def extract(path: Path, limits: PdfLimits = PdfLimits(), name: str | None = None
         for index in range(total):
             pages.append(Page(index + 1, read_page(doc, index, name)))
             on_progress(replace(started, done=index + 1))
+        scanned = [index for index in range(total) if wants_ocr(doc, index, pages[index].text, ocr.mode)]
+    if scanned:
+        texts = ocr_pages(path, filetype, scanned, ocr, name, on_progress, stop)
+        if stop is not None and stop.is_set():
+            raise DocumentError(f"Stopped reading {name} ({len(texts):,} of {len(scanned):,} "
+                                f"scanned pages were read); attach it again to start over.")
+        pages = [Page(p.number, texts.get(p.number - 1, p.text)) for p in pages]
+    if not any(page.text for page in pages) and ocr.mode is not OcrMode.NEVER:
+        raise DocumentError(
+            f"{name} has no text on {where_all(total)}, not even with OCR ({ocr.languages}): its "
+            f"pages are blank, or too faint or small to read. Scan it again at 300 dpi and upload "
+            f"that.")
     if not any(page.text for page in pages):
         raise DocumentError(
             f"{name} has no text that can be extracted on {where_all(total)}: it is "
             f"probably scanned or made of images. Run OCR on it first (for example "
-            f"`ocrmypdf --language chi_sim+eng {shlex.quote(name)} ocr.pdf`) and upload the result.")
+            f"`ocrmypdf --language chi_sim+eng {shlex.quote(name)} ocr.pdf`) and upload the result, "
+            f"or let glm1m read it with OCR (`--ocr auto`, GLM1M_OCR=auto).")
     return DocumentText(name, tuple(pages), total)
 
 
@@ -70,16 +90,30 @@ def where_all(pages: int) -> str:
     return "its only page" if pages == 1 else f"any of its {pages:,} pages"
 
 
-def check_file(path: Path, name: str, limits: PdfLimits) -> None:
+def wants_ocr(doc: pymupdf.Document, index: int, text: str, mode: OcrMode) -> bool:
+    """always: every page; auto: a page without a text layer that shows something (an image or
+    drawn shapes: a scan, or text turned into outlines), so a blank page costs no OCR."""
+    if mode is OcrMode.ALWAYS:
+        return True
+    if mode is OcrMode.NEVER or text.strip():
+        return False
+    page = doc.load_page(index)
+    return bool(page.get_image_info() or page.get_cdrawings())
+
+
+def check_file(path: Path, name: str, limits: PdfLimits, filetype: str = "pdf") -> None:
     """What can be told from the bytes, before MuPDF spends time (and memory) on them."""
     size = os.stat(path).st_size
+    what = "PDFs" if filetype == "pdf" else f"{filetype.upper()} files"
     if size > limits.max_mb * MB:
         raise DocumentError(
-            f"{name} is {size / MB:.1f} MB, over the {limits.max_mb:g} MB limit for PDFs. "
+            f"{name} is {size / MB:.1f} MB, over the {limits.max_mb:g} MB limit for {what}. "
             f"Split it into smaller files (or compress its images) and upload them one at a time.")
     if size == 0:
         raise DocumentError(f"{name} is empty (0 bytes). Upload the file again; if it is empty "
                             f"on your computer too, export or download it again.")
+    if filetype != "pdf":
+        return
     with path.open("rb") as f:
         head = f.read(HEADER_WINDOW)
     if b"%PDF-" not in head:
@@ -93,7 +127,7 @@ def check_document(doc: pymupdf.Document, path: Path, name: str, limits: PdfLimi
         raise DocumentError(
             f"{name} is password-protected, so its text cannot be read. Remove the password "
             f"(open it with the password and save or print a copy without one) and upload again.")
-    if doc.is_repaired and not ends_complete(path):
+    if doc.is_pdf and doc.is_repaired and not ends_complete(path):
         # MuPDF rebuilds a cut-off file without complaint and returns empty text for the pages
         # it lost; a summary of such a file would silently miss its end.
         raise damaged(name)

@@ -1,4 +1,4 @@
-"""Map-reduce chunks of a document, each knowing the pages it covers."""
+"""Map-reduce chunks of a document, each knowing the locations (pages or sections) it covers."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
-from glm1m.documents.pages import DocumentText, page_marks
+from glm1m.documents.pages import DocumentText, Kind, page_marks
 
 # Paragraphs, then sentence ends (Chinese and English), and only then single line breaks: in text
 # taken from a PDF those are mostly layout, falling mid-sentence.
@@ -17,13 +17,13 @@ MIN_CHUNK_CHARS = 200
 @dataclass(frozen=True)
 class Chunk:
     text: str
-    first_page: int
+    first_page: int  # first and last location: pages or sections, as `kind` says
     last_page: int
+    kind: Kind = Kind.PAGE
 
     @property
     def pages(self) -> str:
-        return f"p. {self.first_page}" if self.first_page == self.last_page else \
-            f"pp. {self.first_page}–{self.last_page}"
+        return self.kind.span(self.first_page, self.last_page)
 
 
 def splitter(chunk_chars: int) -> RecursiveCharacterTextSplitter:
@@ -32,28 +32,28 @@ def splitter(chunk_chars: int) -> RecursiveCharacterTextSplitter:
         separators=SEPARATORS, keep_separator="end", add_start_index=True)
 
 
-def split_marked(text: str, chunk_chars: int, start_page: int) -> list[Chunk]:
-    """Chunks of marked text that begins on `start_page`, each with the pages it covers."""
+def split_marked(text: str, chunk_chars: int, start_page: int, kind: Kind = Kind.PAGE) -> list[Chunk]:
+    """Chunks of marked text that begins on `start_page`, each with the locations it covers."""
     marks = page_marks(text)
     chunks = []
     for piece in splitter(chunk_chars).create_documents([text]):
         start = piece.metadata["start_index"]
         end = start + len(piece.page_content)
         chunks.append(Chunk(piece.page_content, page_at(marks, start, start_page),
-                            page_at(marks, max(start, end - 1), start_page)))
+                            page_at(marks, max(start, end - 1), start_page), kind))
     return chunks
 
 
 def split(doc: DocumentText, chunk_chars: int) -> list[Chunk]:
     """Chunks of at most `chunk_chars` characters of the marked text, cut at the best separator."""
     first = doc.pages[0].number if doc.pages else 1
-    return split_marked(doc.marked_text(), max(MIN_CHUNK_CHARS, chunk_chars), first)
+    return split_marked(doc.marked_text(), max(MIN_CHUNK_CHARS, chunk_chars), first, doc.kind)
 
 
 def resplit(chunk: Chunk, chunk_chars: int) -> list[Chunk]:
     """A chunk that turned out too long, cut smaller (below MIN_CHUNK_CHARS too: a dense script in a
     small context needs it); the pieces keep the right pages."""
-    return split_marked(chunk.text, min(chunk_chars, len(chunk.text) - 1), chunk.first_page)
+    return split_marked(chunk.text, min(chunk_chars, len(chunk.text) - 1), chunk.first_page, chunk.kind)
 
 
 def page_at(marks: list[tuple[int, int]], offset: int, start_page: int = 1) -> int:

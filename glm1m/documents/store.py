@@ -9,17 +9,20 @@ from pathlib import Path
 from glm1m.documents.answer import OpenDocument
 from glm1m.documents.budget import Budget, Strategy
 from glm1m.documents.mapreduce import MapReduce
-from glm1m.documents.pages import DocumentText, Page
+from glm1m.documents.pages import DocumentText, Kind, Page
 from glm1m.errors import DocumentError
 from glm1m.files import write_whole
 
-FORMAT = 1
+# 2: each location is [number, text, kind, heading, span] (sections of reflowing formats);
+# 1: [number, text], pages only — still read, so chats saved before reopen the same.
+FORMAT = 2
+READ_FORMATS = (1, 2)
 
 
 def save(doc: OpenDocument, path: Path) -> None:
     """Write `doc` whole or not at all (a crash keeps the previous one)."""
     body = {"format": FORMAT, "name": doc.text.name, "page_count": doc.text.page_count,
-            "pages": [[p.number, p.text] for p in doc.text.pages],
+            "pages": [[p.number, p.text, p.kind.value, p.heading, p.span] for p in doc.text.pages],
             "budget": vars(doc.budget), "strategy": doc.strategy.value, "plan": vars(doc.plan)}
     write_whole(path, json.dumps(body, ensure_ascii=False).encode("utf-8"))
 
@@ -34,14 +37,22 @@ def load(path: Path) -> OpenDocument | None:
     except (OSError, ValueError) as error:
         raise unreadable(path) from error
     try:
-        if body["format"] != FORMAT:
+        if body["format"] not in READ_FORMATS:
             raise ValueError(f"format {body['format']}")
-        text = DocumentText(str(body["name"]), tuple(Page(int(n), str(t)) for n, t in body["pages"]),
+        text = DocumentText(str(body["name"]), tuple(location(entry) for entry in body["pages"]),
                             int(body["page_count"]))
         return OpenDocument(text, Budget(**body["budget"]), Strategy(body["strategy"]),
                             MapReduce(**body["plan"]))
     except (KeyError, TypeError, ValueError) as error:
         raise unreadable(path) from error
+
+
+def location(entry: list) -> Page:
+    """A page or section as saved: [number, text] (format 1) or [number, text, kind, heading, span]."""
+    if len(entry) == 2:
+        return Page(int(entry[0]), str(entry[1]))
+    number, text, kind, heading, span = entry
+    return Page(int(number), str(text), Kind(kind), str(heading), str(span))
 
 
 def unreadable(path: Path) -> DocumentError:

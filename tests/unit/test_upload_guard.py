@@ -70,9 +70,9 @@ async def test_a_file_within_its_limit_arrives_whole_typed_as_its_kind() -> None
 async def test_a_type_glm1m_does_not_read_is_refused_by_its_headers() -> None:
     error = await refused(Upload("holiday.zip", "application/zip", 5 * CHUNK))
     assert error.status_code == 415
-    assert error.detail == ("holiday.zip is not a file glm1m reads: attach a PDF (to summarise it or "
-                            "ask about it) or a CSV (to translate a column) or a XLSX (to translate "
-                            "columns of a sheet).")
+    assert error.detail == ("holiday.zip is not a file glm1m reads: attach a PDF, XPS, DOCX, EPUB, "
+                            "MOBI, FB2, HTML, Markdown or text (to summarise it or ask about it) or a "
+                            "CSV (to translate a column) or a XLSX (to translate columns of a sheet).")
 
 
 async def test_a_file_over_its_kinds_limit_is_refused_whether_or_not_its_length_is_declared() -> None:
@@ -88,7 +88,8 @@ async def test_a_body_larger_than_any_limit_is_refused_before_it_is_read() -> No
     upload = Upload("huge.pdf", "application/pdf", 50 * MB)
     error = await refused(upload)
     assert error.status_code == 413 and upload.pulled == 0
-    assert error.detail == "The upload is 50 MB, more than glm1m takes for any file (PDF up to 2 MB, CSV up to 1 MB, XLSX up to 1 MB)."
+    assert error.detail == ("The upload is 50 MB, more than glm1m takes for any file (PDF/XPS/DOCX/EPUB/"
+                            "MOBI/FB2/HTML/Markdown/text up to 2 MB, CSV up to 1 MB, XLSX up to 1 MB).")
     undeclared = Upload("huge.pdf", "application/pdf", 50 * MB, declare=False)
     assert (await refused(undeclared)).status_code == 413
     assert undeclared.pulled < 2 * MB + 2 * CHUNK + 64 * 1024  # reading stopped past the largest limit

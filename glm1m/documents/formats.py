@@ -1,0 +1,122 @@
+"""Every document format glm1m reads, the one list, and `read_document`: a file in, its text with
+location markers out (pages for paged formats, sections for reflowing ones), whatever the format.
+
+PyMuPDF (MuPDF 1.28) opens all but Markdown and plain text itself; those two are read as text
+(text.py), because MuPDF shows a .md file's markup as text and knows no encoding but UTF-8.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from glm1m.documents.ocr import OcrOptions
+from glm1m.documents.pages import DocumentText, Kind
+from glm1m.errors import DocumentError
+from glm1m.progress import OnProgress, ignore
+from glm1m.settings import Settings
+
+
+@dataclass(frozen=True)
+class Format:
+    name: str  # as a sentence says it
+    suffixes: tuple[str, ...]
+    mime: str  # the type an upload of it is stored with
+    kind: Kind
+    reader: str  # "paged" (pdf.py), "reflow" (reflow.py) or "text" (text.py)
+    filetype: str  # what PyMuPDF is told the file is
+
+
+FORMATS = (
+    Format("PDF", (".pdf",), "application/pdf", Kind.PAGE, "paged", "pdf"),
+    Format("XPS", (".xps", ".oxps"), "application/oxps", Kind.PAGE, "paged", "xps"),
+    Format("DOCX", (".docx",), "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+           Kind.SECTION, "reflow", "docx"),
+    Format("EPUB", (".epub",), "application/epub+zip", Kind.SECTION, "reflow", "epub"),
+    Format("MOBI", (".mobi",), "application/x-mobipocket-ebook", Kind.SECTION, "reflow", "mobi"),
+    Format("FB2", (".fb2",), "application/x-fictionbook+xml", Kind.SECTION, "reflow", "fb2"),
+    Format("HTML", (".html", ".htm", ".xhtml"), "text/html", Kind.SECTION, "reflow", "html"),
+    Format("Markdown", (".md", ".markdown"), "text/markdown", Kind.SECTION, "text", "md"),
+    Format("text", (".txt",), "text/plain", Kind.SECTION, "text", "txt"),
+)
+
+
+def format_of(filename: str) -> Format | None:
+    suffix = PurePosixPath(filename).suffix.lower()
+    return next((f for f in FORMATS if suffix in f.suffixes), None)
+
+
+def names() -> str:
+    """"PDF, XPS, DOCX, ... or text": for sentences."""
+    shown = [f.name for f in FORMATS]
+    return ", ".join(shown[:-1]) + " or " + shown[-1]
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    max_mb: float = 200
+    max_pages: int = 5000
+    ocr: OcrOptions = OcrOptions()
+
+    @classmethod
+    def of(cls, settings: Settings, ocr: str | None = None) -> ReadOptions:
+        return cls(settings.pdf_max_mb, settings.pdf_max_pages, OcrOptions.of(settings, ocr))
+
+
+MB = 1024 * 1024
+
+
+def read_document(path: Path, options: ReadOptions = ReadOptions(), name: str | None = None,
+                  on_progress: OnProgress = ignore, stop: threading.Event | None = None
+                  ) -> DocumentText:
+    """The text the model reads, by the file's format (its name's suffix). on_progress runs in
+    this thread. Raises DocumentError, with what to do, for a file that cannot be read."""
+    name = name if name is not None else path.name
+    found = format_of(name)
+    if found is None:
+        raise DocumentError(f"{name} is not a document glm1m reads: attach a {names()} file "
+                            f"(a spreadsheet goes to translation as CSV).")
+    if found.reader == "paged":
+        from glm1m.documents.pdf import PdfLimits, extract
+
+        return extract(path, PdfLimits(options.max_mb, options.max_pages), name, on_progress,
+                       options.ocr, stop, found.filetype)
+    check_size(path, name, found, options)
+    if found.reader == "text":
+        from glm1m.documents.text import read_text_file
+
+        return read_text_file(path, name, markdown=found.filetype == "md")
+    from glm1m.documents.reflow import read_reflowing
+
+    return read_reflowing(path, found.filetype, name, on_progress)
+
+
+def check_size(path: Path, name: str, found: Format, options: ReadOptions) -> None:
+    size = path.stat().st_size
+    if size == 0:
+        raise DocumentError(f"{name} is empty (0 bytes). Upload the file again; if it is empty "
+                            f"on your computer too, export or download it again.")
+    if size > options.max_mb * MB:
+        raise DocumentError(f"{name} is {size / MB:.1f} MB, over the {options.max_mb:g} MB limit "
+                            f"for documents. Split it into smaller files and upload them one at "
+                            f"a time.")
+
+
+async def read_document_async(path: Path, options: ReadOptions = ReadOptions(),
+                              name: str | None = None, on_progress: OnProgress = ignore
+                              ) -> DocumentText:
+    """read_document in a worker thread, so the event loop goes on; cancelling this stops the
+    reading (OCR workers included) and returns only once it has stopped."""
+    stop = threading.Event()
+    task = asyncio.ensure_future(asyncio.to_thread(read_document, path, options, name,
+                                                   on_progress, stop))
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        stop.set()
+        await asyncio.wait({task})  # the OCR processes are gone once the thread returns
+        if not task.cancelled():
+            task.exception()  # its "stopped" sentence: nobody is left to read it
+        raise

@@ -1,0 +1,148 @@
+"""Documents of every reflowing format, made here, read back in sections a reader can find."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from glm1m.documents.formats import FORMATS, ReadOptions, format_of, read_document
+from glm1m.documents.pages import Kind
+from glm1m.documents.sections import PART_CHARS, Block, sections
+from glm1m.errors import DocumentError
+from tests.support.documents import make_docx, make_epub, make_fb2, make_html
+
+
+def locations(path: Path) -> list[tuple[str, str]]:
+    doc = read_document(path)
+    assert doc.kind is Kind.SECTION and doc.page_count == len(doc.pages)
+    return [(page.location, page.text) for page in doc.pages]
+
+
+GUIDE = [(1, "Installation"), (0, "Run the installer first."), (0, "Then restart the machine."),
+         (1, "配置 Configuration"), (0, "编辑配置文件 and save it."), (2, "Details"), (0, "More details here.")]
+
+
+def test_docx_is_cut_at_its_heading_styles_with_paragraph_numbers(tmp_path: Path) -> None:
+    assert locations(make_docx(tmp_path / "guide.docx", GUIDE)) == [
+        ("§ 1 · Installation · ¶ 1–2", "Installation\n\nRun the installer first.\n\nThen restart the machine."),
+        ("§ 2 · 配置 Configuration · ¶ 1", "配置 Configuration\n\n编辑配置文件 and save it."),
+        ("§ 3 · Details · ¶ 1", "Details\n\nMore details here."),
+    ]
+
+
+def test_html_is_cut_at_its_h_elements(tmp_path: Path) -> None:
+    found = locations(make_html(tmp_path / "guide.html", GUIDE))
+    assert [where for where, _ in found] == ["§ 1 · Installation · ¶ 1–2", "§ 2 · 配置 Configuration · ¶ 1",
+                                            "§ 3 · Details · ¶ 1"]
+    assert found[1][1] == "配置 Configuration\n\n编辑配置文件 and save it."
+
+
+def test_epub_chapters_from_its_table_of_contents(tmp_path: Path) -> None:
+    book = make_epub(tmp_path / "book.epub", [("Chapter One", ["Alpha.", "Beta."]),
+                                              ("第二章 Chapter Two", ["Gamma 中文。", "Delta."])])
+    assert locations(book) == [("§ 1 · Chapter One · ¶ 1–2", "Chapter One\n\nAlpha.\n\nBeta."),
+                               ("§ 2 · 第二章 Chapter Two · ¶ 1–2", "第二章 Chapter Two\n\nGamma 中文。\n\nDelta.")]
+
+
+def test_fb2_sections(tmp_path: Path) -> None:
+    book = make_fb2(tmp_path / "tale.fb2", [("Part A", ["Text a1.", "Text a2."]), ("Part B", ["Text b1."])])
+    assert locations(book) == [("§ 1 · Part A · ¶ 1–2", "Part A\n\nText a1.\n\nText a2."),
+                               ("§ 2 · Part B · ¶ 1", "Part B\n\nText b1.")]
+
+
+def test_a_long_section_is_cut_into_parts_at_paragraph_ends(tmp_path: Path) -> None:
+    paragraph = "word " * 199 + "end."  # 1,000 characters
+    doc = read_document(make_docx(tmp_path / "long.docx", [(1, "Only"), *[(0, paragraph)] * 7]))
+    assert [p.location for p in doc.pages] == ["§ 1 · Only · ¶ 1–2", "§ 2 · Only · ¶ 3–5", "§ 3 · Only · ¶ 6–7"]
+    assert all(len(p.text) <= PART_CHARS + len("Only\n\n") for p in doc.pages)
+    # Whole paragraphs, none cut (MuPDF's line breaks inside them kept, as a PDF's are).
+    assert doc.pages[1].text.replace("\n\n", "¶").replace("\n", " ") == "¶".join([paragraph] * 3)
+
+
+def test_text_before_the_first_heading_and_a_document_without_headings() -> None:
+    found = sections([Block("Preface."), Block("Title", "Title"), Block("Body.")])
+    assert [p.location for p in found] == ["§ 1 · ¶ 1", "§ 2 · Title · ¶ 1"]
+    assert [p.location for p in sections([Block("a" * 2000), Block("b" * 2000)])] == ["§ 1 · ¶ 1", "§ 2 · ¶ 2"]
+
+
+MARKDOWN = """# Guide
+
+Intro line one
+intro line two.
+
+## Install 安装
+
+```sh
+# not a heading: a comment in a code block
+
+make install
+```
+
+Setup
+-----
+
+Last words.
+"""
+
+
+def test_markdown_headings_and_line_numbers(tmp_path: Path) -> None:
+    (tmp_path / "guide.md").write_text(MARKDOWN, encoding="utf-8")
+    found = locations(tmp_path / "guide.md")
+    assert [where for where, _ in found] == ["§ 1 · Guide · lines 1–4", "§ 2 · Install 安装 · lines 6–12",
+                                            "§ 3 · Setup · lines 14–17"]
+    assert "# not a heading" in found[1][1] and "make install" in found[1][1]
+
+
+def test_a_gbk_text_file_is_decoded_and_only_underlined_lines_are_headings(tmp_path: Path) -> None:
+    text = "合同条款\n========\n\n# 这不是标题 (a comment)\n第一条：付款。\n\n附录\n----\n细则。\n"
+    (tmp_path / "合同.txt").write_bytes(text.encode("gb18030"))
+    found = locations(tmp_path / "合同.txt")
+    assert found == [("§ 1 · 合同条款 · lines 1–5", "合同条款\n========\n\n# 这不是标题 (a comment)\n第一条：付款。"),
+                     ("§ 2 · 附录 · lines 7–9", "附录\n----\n\n细则。")]
+
+
+@pytest.mark.parametrize("name, content, says", [
+    ("notes.txt", b"", "is empty (0 bytes)"),
+    ("notes.txt", b"\n\n  \n", "has no text"),
+    ("a.txt", b"ELF\x00\x01\x02binary\x00", "is not a text file"),
+    ("cut.md", "标题\n".encode() + "中".encode()[:2], "cut short inside its last character"),
+    ("report.docx", b"PK\x03\x04 not really a zip", "cannot be opened as DOCX"),
+    ("book.epub", b"just text", "cannot be opened as EPUB"),
+    ("slides.pptx", b"PK", "is not a document glm1m reads"),
+])
+def test_each_unreadable_file_gets_one_sentence(tmp_path: Path, name: str, content: bytes, says: str) -> None:
+    (tmp_path / name).write_bytes(content)
+    with pytest.raises(DocumentError) as error:
+        read_document(tmp_path / name)
+    message = str(error.value)
+    assert says in message and message.startswith(name) and message.endswith(".") and "\n" not in message
+    assert "CSV" not in message or "spreadsheet" in message  # the text reader's advice, not the CSV one
+
+
+def test_a_docx_without_text_says_so(tmp_path: Path) -> None:
+    path = make_docx(tmp_path / "empty.docx", [])
+    with pytest.raises(DocumentError, match="has no text that can be extracted"):
+        read_document(path)
+
+
+def test_a_document_over_the_size_limit_is_refused_before_reading(tmp_path: Path) -> None:
+    path = make_docx(tmp_path / "big.docx", GUIDE)
+    with pytest.raises(DocumentError, match="over the 0.0001 MB limit for documents"):
+        read_document(path, ReadOptions(max_mb=0.0001))
+
+
+def test_every_format_has_one_reader_and_its_suffixes_are_unique() -> None:
+    suffixes = [s for f in FORMATS for s in f.suffixes]
+    assert len(suffixes) == len(set(suffixes))
+    assert format_of("Book.EPUB") is not None and format_of("x.pptx") is None
+    assert {f.kind for f in FORMATS if f.reader == "paged"} == {Kind.PAGE}
+    assert {f.kind for f in FORMATS if f.reader != "paged"} == {Kind.SECTION}
+
+
+def test_a_zip_that_claims_docx_but_lacks_its_parts(tmp_path: Path) -> None:
+    with zipfile.ZipFile(tmp_path / "x.docx", "w") as z:
+        z.writestr("hello.txt", "hi")
+    with pytest.raises(DocumentError, match="cannot be opened as DOCX"):
+        read_document(tmp_path / "x.docx")
