@@ -34,13 +34,20 @@ T = TypeVar("T")
 
 
 class HistoryDataLayer(SQLAlchemyDataLayer):
-    """Chainlit's SQLAlchemy data layer with two repairs, and the lookup the file route needs."""
+    """Chainlit's SQLAlchemy data layer with three repairs, and the lookup the file route needs."""
 
     async def execute_sql(self, query: str,
                           parameters: dict) -> list[dict[str, Any]] | int | None:
         # Chainlit binds thread/step `tags` (lists) and step `modes` / element `playerConfig`
         # (dicts) as they are; SQLite and asyncpg refuse both for a text column: the row is lost.
-        return await super().execute_sql(query, {k: _bindable(v) for k, v in parameters.items()})
+        rows = await super().execute_sql(query, {k: _bindable(v) for k, v in parameters.items()})
+        if isinstance(rows, list):
+            # Elements other than custom ones are stored without props, and get_element
+            # json.loads the NULL: /project/thread/.../element/... answered its owner with a 500.
+            for row in rows:
+                if "props" in row and row["props"] is None:
+                    row["props"] = "{}"
+        return rows
 
     async def update_thread(self, thread_id: str, name: str | None = None,
                             user_id: str | None = None, metadata: dict | None = None,

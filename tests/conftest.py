@@ -9,8 +9,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pytest
 
+from tests.support.chainlit_client import ChainlitSession
 from tests.support.fault_proxy import FaultProxy
 from tests.support.service import Service, free_port
 
@@ -43,6 +45,24 @@ class App:
     server: ModelServer
     service: Service
     metrics_url: str  # the app's own Prometheus endpoint root
+    login: tuple[str, str] | None = None  # (user, password) when the app runs with login on
+    data_dir: Path | None = None
+
+    def cookies(self, login: tuple[str, str] | None = None) -> str | None:
+        """The session cookie of `login` (default: this app's user); None when login is off."""
+        login = login or self.login
+        if login is None:
+            return None
+        reply = httpx.post(f"{self.url}/login", data={"username": login[0], "password": login[1]},
+                           timeout=30)
+        assert reply.status_code == 200, reply.text
+        return "; ".join(f"{k}={v}" for k, v in reply.cookies.items())
+
+    def session(self, thread_id: str | None = None, origin: str | None = None,
+                login: tuple[str, str] | None = None) -> ChainlitSession:
+        """A tab of this app, logged in as its user when login is on."""
+        return ChainlitSession(self.url, cookies=self.cookies(login), thread_id=thread_id,
+                               origin=origin)
 
 
 @pytest.fixture(scope="session")
@@ -98,23 +118,56 @@ def app_env(**overrides: str) -> dict[str, str]:
     return env
 
 
-@pytest.fixture(scope="session")
-def app(model_server: ModelServer, fault_proxy: FaultProxy, log_dir: Path, data_dir: Path) -> Iterator[App]:
-    """`chainlit run` of the real app, reaching the model server through the fault proxy."""
+# The configuration a team runs: login on, history in SQLite, uploaded and produced files in the
+# file store. The app tests run against it as well as against the open demo configuration.
+PRODUCTION_USERS = {"alice": "alice-secret-1", "bob": "bob-secret-22"}
+
+
+def started_app(name: str, model_server: ModelServer, fault_proxy: FaultProxy, log_dir: Path,
+                data_dir: Path, login: tuple[str, str] | None = None, **settings: str) -> Iterator[App]:
     port, metrics_port = free_port(), free_port()
     env = app_env(GLM1M_BASE_URL=f"{fault_proxy.url}/v1", GLM1M_DEMO="true",
                   GLM1M_METRICS_PORT=str(metrics_port),
                   GLM1M_MAX_TOKENS="3000", GLM1M_RETRIES="1", GLM1M_TRANSLATE_MAX_TOKENS="16",
-                  GLM1M_DATA_DIR=str(data_dir))
+                  GLM1M_DATA_DIR=str(data_dir), **settings)
     command, cwd = ui_launch(port, data_dir)
-    service = Service("chainlit", command, ready=r"Your app is available at", log_dir=log_dir,
+    service = Service(name, command, ready=r"Your app is available at", log_dir=log_dir,
                       env=env, cwd=cwd)
     try:
         service.wait_ready(APP_START_TIMEOUT_S, port=port)
         yield App(f"http://127.0.0.1:{port}", fault_proxy, model_server, service,
-                  f"http://127.0.0.1:{metrics_port}")
+                  f"http://127.0.0.1:{metrics_port}", login, data_dir)
     finally:
         service.stop()
+
+
+@pytest.fixture(scope="session")
+def open_app(model_server: ModelServer, fault_proxy: FaultProxy, log_dir: Path, data_dir: Path) -> Iterator[App]:
+    """`chainlit run` of the real app, reaching the model server through the fault proxy."""
+    yield from started_app("chainlit", model_server, fault_proxy, log_dir, data_dir)
+
+
+def add_user(data_dir: Path, name: str, password: str) -> None:
+    """`glm1m users add`, as its own process, the way an operator runs it beside the app."""
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-m", "glm1m.cli", "users", "add", name, "--password-stdin"],
+                          input=password + "\n", capture_output=True, text=True, cwd=str(ROOT),
+                          env=app_env(GLM1M_DATA_DIR=str(data_dir)), timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.fixture(scope="session")
+def production_app(model_server: ModelServer, fault_proxy: FaultProxy, log_dir: Path,
+                   tmp_path_factory: pytest.TempPathFactory) -> Iterator[App]:
+    """The same app with login, SQLite history and the file store on (GLM1M_AUTH=true over a
+    data dir of its own), used as alice; bob is the other user."""
+    data_dir = tmp_path_factory.mktemp("production-data")
+    for name, password in PRODUCTION_USERS.items():
+        add_user(data_dir, name, password)
+    yield from started_app("chainlit-production", model_server, fault_proxy, log_dir, data_dir,
+                           login=("alice", PRODUCTION_USERS["alice"]), GLM1M_AUTH="true",
+                           GLM1M_API_KEY=model_server.api_key)
 
 
 @pytest.fixture
@@ -125,3 +178,10 @@ def healthy_proxy(fault_proxy: FaultProxy) -> Iterator[FaultProxy]:
     fault_proxy.reset()
     if not fault_proxy.listening:
         fault_proxy.start()
+
+
+@pytest.fixture(scope="session")
+def app(open_app: App) -> App:
+    """The app in its open demo configuration (tests/app/conftest.py runs the app tests against
+    the production configuration too)."""
+    return open_app

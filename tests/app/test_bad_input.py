@@ -19,7 +19,7 @@ TRACE_MARKS = ("Traceback", "Exception", "Error:", 'File "', "errno")
 
 
 async def upload_named(chat: ChainlitSession, case: corpus.Case) -> httpx.Response:
-    async with httpx.AsyncClient() as http:
+    async with httpx.AsyncClient(headers={"Cookie": chat.cookies} if chat.cookies else {}) as http:
         return await http.post(f"{chat.url}/project/file", params={"session_id": chat.session_id},
                                files={"file": (case.name, case.data, case.mime)}, timeout=60)
 
@@ -48,7 +48,7 @@ async def outcome(chat: ChainlitSession, case: corpus.Case) -> tuple[list[str], 
 
 
 async def test_every_bad_input_gets_a_sentence_or_a_result_and_nothing_is_lost(
-        app, chat: ChainlitSession, tmp_path, data_dir) -> None:
+        app, chat: ChainlitSession, tmp_path) -> None:
     await chat.change_settings({"system_prompt": "", "temperature": 1.0, "max_tokens": 8})
     start = await chat.ask("first question")
     first_answer = chat.answers(start)[-1]["output"]
@@ -68,10 +68,11 @@ async def test_every_bad_input_gets_a_sentence_or_a_result_and_nothing_is_lost(
         # Every row is back: translated, marked failed with the reason, or empty (passed through).
         assert all(r["translation"] or r["translation_error"] or not r["text"].strip()
                    for r in rows), case.what
-    # Whatever the browser called a file, outputs stay in translations/<thread>/<job>/ (any test
-    # app's data dir lies under the same log folder).
-    outputs = list(data_dir.parent.rglob("*.translated.csv"))
-    assert outputs and all(p.parent.parent.parent.name == "translations" for p in outputs), outputs
+    # Whatever the browser called a file, outputs stay in translations/<thread>/<job>/ of the
+    # app's data dir, and (with history on) in the file store's files/<user>/<element>/.
+    outputs = [p.relative_to(app.data_dir).parts for p in app.data_dir.rglob("*.translated.csv")]
+    assert outputs and all(len(p) == 4 and p[0] in ("translations", "files") for p in outputs), outputs
+    assert any(p[0] == "translations" for p in outputs)
     assert httpx.get(app.url, timeout=10).status_code == 200  # the app is still up
 
     app.proxy.reset()
@@ -106,7 +107,7 @@ async def post_streamed(chat: ChainlitSession, name: str, mime: str, size: int) 
             yield row
         yield b"x" * (size % len(row)) + tail
 
-    async with httpx.AsyncClient(timeout=120) as http:
+    async with httpx.AsyncClient(timeout=120, headers={"Cookie": chat.cookies} if chat.cookies else {}) as http:
         return await http.post(f"{chat.url}/project/file", params={"session_id": chat.session_id},
                                content=body(), headers={
                                    "Content-Type": "multipart/form-data; boundary=b0undary",

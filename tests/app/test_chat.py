@@ -109,7 +109,7 @@ async def test_conversation_over_the_context_says_so_and_app_stays_up(chat: Chai
 async def test_server_down_when_a_chat_starts_is_said_at_once_and_the_chat_works_after(
         app, healthy_proxy) -> None:
     app.proxy.stop_listening()
-    chat = ChainlitSession(app.url)
+    chat = app.session()
     await chat.connect()
     try:
         await chat.started()

@@ -7,25 +7,24 @@ import httpx
 import pytest
 import socketio
 
-from tests.support.chainlit_client import ChainlitSession
-
 pytestmark = pytest.mark.app
 EVIL = "http://evil.example"
 
 
 async def test_another_pages_socket_and_uploads_are_refused_and_the_apps_own_work(app, healthy_proxy) -> None:
-    tab = ChainlitSession(app.url, origin=app.url)  # the app's own page, open in the user's browser
+    tab = app.session(origin=app.url)  # the app's own page, open in the user's browser
     await tab.connect()
     await tab.started()
     with pytest.raises(socketio.exceptions.ConnectionError):
-        await ChainlitSession(app.url, origin=EVIL).connect()
-    script = ChainlitSession(app.url)  # no Origin header, as non-browser clients send
+        await app.session(origin=EVIL).connect()  # logged in, where login is on: still refused
+    script = app.session()  # no Origin header, as non-browser clients send
     await script.connect()
     await script.started()
     await script.close()
 
     planted = {"file": ("planted.csv", b"id,text\n1,hello\n", "text/csv")}
-    async with httpx.AsyncClient(base_url=app.url, timeout=30) as http:
+    cookies = {"Cookie": tab.cookies} if tab.cookies else {}
+    async with httpx.AsyncClient(base_url=app.url, timeout=30, headers=cookies) as http:
         evil = await http.post("/project/file", params={"session_id": tab.session_id},
                                files=planted, headers={"Origin": EVIL})
         own = await http.post("/project/file", params={"session_id": tab.session_id},
