@@ -7,6 +7,12 @@
 #   bash bench/gpu_session.sh wait SECONDS      # until the lanes finish or SECONDS pass; results to $OUT
 #   bash bench/gpu_session.sh tp2 SCENARIOS [S] # the TP 2 server on both GPUs (e.g. long1m), wait S s
 #   bash bench/gpu_session.sh tp2-then-steps [S] # TP 2 long prompts, then STEPS0/STEPS1, one driver
+# Issue 14's revisit + fp8 run on one H200 (bench/revisit.py), all through `glm1m serve`:
+#   bash bench/gpu_session.sh receive-first    # c01 + the model folder + .gpu/repo (a clean copy
+#                                              # of HEAD, so helpers' unfinished edits stay here)
+#   bash bench/gpu_session.sh receive-one K    # wheel folder c0K (2..7)
+#   bash bench/gpu_session.sh revisit-start K S # the last folder, install, the driver; wait S s
+#   bash bench/gpu_session.sh revisit-wait S   # until it ends or S s pass; results to $OUT
 # Lanes run under setsid so they outlive one call; results collect in /root/res.
 set -uo pipefail
 RES=/root/res
@@ -42,13 +48,33 @@ case $1 in
     [ -d data/full-size-model ] && cp -r data/full-size-model /root/
     [ -d .whl ] && mkdir -p /root/appwhl && cp .whl/*.whl /root/appwhl/
     ls /root/vb ;;
+  receive-first)
+    mkdir -p /root/vb && cp -r .gpu/c01 /root/vb/ && cp -r .gpu/full-size-model /root/ \
+      && rm -rf /root/repo && cp -r .gpu/repo /root/repo && ls /root/vb /root/repo ;;
+  receive-one)
+    mkdir -p /root/vb && cp -r ".gpu/c0$2" /root/vb/ && ls /root/vb ;;
+  revisit-start)
+    bash "$0" receive-one "$2" && bash "$0" install || exit 1
+    free -g > $RES/free.txt; cat $RES/free.txt
+    (cd /root/repo && setsid python3 -m bench.revisit run --out $RES > $RES/revisit.out 2>&1 &
+     echo $! > $RES/revisit.pid)
+    bash "$0" revisit-wait "${3:-420}" ;;
+  revisit-wait)
+    end=$((SECONDS + $2)); pid=$(cat $RES/revisit.pid)
+    while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 3; done
+    kill -0 "$pid" 2>/dev/null && echo "revisit still running" || echo "revisit done"
+    tail -25 $RES/revisit.out
+    tar czf "$OUT/revisit.tgz" --exclude='vllm-cache-*' --exclude='data-*' -C /root res ;;
   install-and-start)
     bash "$0" install && bash "$0" start "${2:-420}" ;;
   install)
     bash /root/vb/c01/install.sh > /root/install.log 2>&1 || { tail -20 /root/install.log; exit 1; }
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site \
-      /root/appwhl/*.whl || exit 1
-    rm -rf /root/repo && cp -r "$PWD" /root/repo && mkdir -p $RES
+    if [ -d /root/appwhl ]; then
+      python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site \
+        /root/appwhl/*.whl || exit 1
+    fi
+    [ -d /root/repo ] || cp -r "$PWD" /root/repo  # receive-first may have brought a clean copy
+    mkdir -p $RES
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > $RES/gpus.csv
     python3 -c "import vllm, torch, transformers; print(vllm.__version__, torch.__version__,
       transformers.__version__)" > $RES/versions.txt 2>&1
