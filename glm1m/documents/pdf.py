@@ -72,7 +72,7 @@ def extract(path: Path, limits: PdfLimits = PdfLimits(), name: str | None = None
             raise DocumentError(f"Stopped reading {name} ({len(texts):,} of {len(scanned):,} "
                                 f"scanned pages were read); attach it again to start over.")
         pages = [Page(p.number, texts.get(p.number - 1, p.text)) for p in pages]
-    if not any(page.text for page in pages) and ocr.mode is not OcrMode.NEVER:
+    if not any(page.text for page in pages) and scanned:
         raise DocumentError(
             f"{name} has no text on {where_all(total)}, not even with OCR ({ocr.languages}): its "
             f"pages are blank, or too faint or small to read. Scan it again at 300 dpi and upload "

@@ -21,12 +21,14 @@ def locations(path: Path) -> list[tuple[str, str]]:
 
 
 GUIDE = [(1, "Installation"), (0, "Run the installer first."), (0, "Then restart the machine."),
-         (1, "配置 Configuration"), (0, "编辑配置文件 and save it."), (2, "Details"), (0, "More details here.")]
+         (1, "配置 Configuration"), (0, "编辑配置文件 and save it."), (2, "Details"),
+         (0, "More details here.")]
 
 
 def test_docx_is_cut_at_its_heading_styles_with_paragraph_numbers(tmp_path: Path) -> None:
     assert locations(make_docx(tmp_path / "guide.docx", GUIDE)) == [
-        ("§ 1 · Installation · ¶ 1–2", "Installation\n\nRun the installer first.\n\nThen restart the machine."),
+        ("§ 1 · Installation · ¶ 1–2",
+         "Installation\n\nRun the installer first.\n\nThen restart the machine."),
         ("§ 2 · 配置 Configuration · ¶ 1", "配置 Configuration\n\n编辑配置文件 and save it."),
         ("§ 3 · Details · ¶ 1", "Details\n\nMore details here."),
     ]
@@ -43,7 +45,8 @@ def test_epub_chapters_from_its_table_of_contents(tmp_path: Path) -> None:
     book = make_epub(tmp_path / "book.epub", [("Chapter One", ["Alpha.", "Beta."]),
                                               ("第二章 Chapter Two", ["Gamma 中文。", "Delta."])])
     assert locations(book) == [("§ 1 · Chapter One · ¶ 1–2", "Chapter One\n\nAlpha.\n\nBeta."),
-                               ("§ 2 · 第二章 Chapter Two · ¶ 1–2", "第二章 Chapter Two\n\nGamma 中文。\n\nDelta.")]
+                               ("§ 2 · 第二章 Chapter Two · ¶ 1–2",
+                                "第二章 Chapter Two\n\nGamma 中文。\n\nDelta.")]
 
 
 def test_fb2_sections(tmp_path: Path) -> None:
@@ -55,7 +58,8 @@ def test_fb2_sections(tmp_path: Path) -> None:
 def test_a_long_section_is_cut_into_parts_at_paragraph_ends(tmp_path: Path) -> None:
     paragraph = "word " * 199 + "end."  # 1,000 characters
     doc = read_document(make_docx(tmp_path / "long.docx", [(1, "Only"), *[(0, paragraph)] * 7]))
-    assert [p.location for p in doc.pages] == ["§ 1 · Only · ¶ 1–2", "§ 2 · Only · ¶ 3–5", "§ 3 · Only · ¶ 6–7"]
+    assert [p.location for p in doc.pages] == ["§ 1 · Only · ¶ 1–2", "§ 2 · Only · ¶ 3–5",
+                                               "§ 3 · Only · ¶ 6–7"]
     assert all(len(p.text) <= PART_CHARS + len("Only\n\n") for p in doc.pages)
     # Whole paragraphs, none cut (MuPDF's line breaks inside them kept, as a PDF's are).
     assert doc.pages[1].text.replace("\n\n", "¶").replace("\n", " ") == "¶".join([paragraph] * 3)
@@ -64,7 +68,8 @@ def test_a_long_section_is_cut_into_parts_at_paragraph_ends(tmp_path: Path) -> N
 def test_text_before_the_first_heading_and_a_document_without_headings() -> None:
     found = sections([Block("Preface."), Block("Title", "Title"), Block("Body.")])
     assert [p.location for p in found] == ["§ 1 · ¶ 1", "§ 2 · Title · ¶ 1"]
-    assert [p.location for p in sections([Block("a" * 2000), Block("b" * 2000)])] == ["§ 1 · ¶ 1", "§ 2 · ¶ 2"]
+    untitled = sections([Block("a" * 2000), Block("b" * 2000)])
+    assert [p.location for p in untitled] == ["§ 1 · ¶ 1", "§ 2 · ¶ 2"]
 
 
 MARKDOWN = """# Guide
@@ -99,7 +104,8 @@ def test_a_gbk_text_file_is_decoded_and_only_underlined_lines_are_headings(tmp_p
     text = "合同条款\n========\n\n# 这不是标题 (a comment)\n第一条：付款。\n\n附录\n----\n细则。\n"
     (tmp_path / "合同.txt").write_bytes(text.encode("gb18030"))
     found = locations(tmp_path / "合同.txt")
-    assert found == [("§ 1 · 合同条款 · lines 1–5", "合同条款\n========\n\n# 这不是标题 (a comment)\n第一条：付款。"),
+    assert found == [("§ 1 · 合同条款 · lines 1–5",
+                      "合同条款\n========\n\n# 这不是标题 (a comment)\n第一条：付款。"),
                      ("§ 2 · 附录 · lines 7–9", "附录\n----\n\n细则。")]
 
 
