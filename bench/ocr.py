@@ -1,0 +1,96 @@
+"""OCR of scanned pages: pages per second with one worker process vs one per core, same pages,
+one run (glm1m's `ocr_pages`, Tesseract through PyMuPDF, chi_sim+eng at 150 dpi by default).
+
+Needs nothing running. The scanned pages are made from a real manual: its first --pages pages are
+rendered at --scan-dpi (gray, as a scanner makes them) and pasted into a PDF without a text layer.
+Each configuration reads the same file --rounds times, alternating, so a busy neighbour on the
+machine hurts both alike. It also checks what OCR gave back: the share of the manual's own words
+(of 3+ letters, from its text layer) found in the OCR text.
+
+    .venv/bin/python bench/ocr.py
+    .venv/bin/python bench/ocr.py --pdf /usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf --pages 8
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import re
+import statistics
+import sys
+import tempfile
+import time
+from datetime import date
+from pathlib import Path
+
+import pymupdf
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from glm1m.documents.ocr import OcrOptions, ocr_pages  # noqa: E402
+
+MANUAL = Path("/usr/share/doc/libtasn1-doc/libtasn1.pdf")
+WORD = re.compile(r"[^\W\d_]{3,}")
+
+
+def scanned_copy(source: Path, pages: int, dpi: int, out: Path) -> list[str]:
+    """`out`: the first `pages` pages of `source` as images only; returns their text layers."""
+    texts = []
+    with pymupdf.open(source) as doc, pymupdf.open() as scan:
+        for page in list(doc)[:pages]:
+            texts.append(page.get_text())
+            image = scan.new_page(width=page.rect.width, height=page.rect.height)
+            image.insert_image(image.rect, pixmap=page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY))
+        scan.save(out)
+    return texts
+
+
+def recall(original: str, read: str) -> float:
+    wanted = [w.casefold() for w in WORD.findall(original)]
+    found = {w.casefold() for w in WORD.findall(read)}
+    return sum(w in found for w in wanted) / max(len(wanted), 1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pdf", type=Path, default=MANUAL, help="a manual with a text layer")
+    parser.add_argument("--pages", type=int, default=0, help="pages to scan (default: 4 per core)")
+    parser.add_argument("--scan-dpi", type=int, default=200)
+    parser.add_argument("--dpi", type=int, default=150, help="OCR resolution")
+    parser.add_argument("--languages", default="chi_sim+eng")
+    parser.add_argument("--rounds", type=int, default=1)
+    args = parser.parse_args()
+    cores = OcrOptions().worker_count(10_000)
+    pages = args.pages or 4 * cores
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "scan.pdf"
+        originals = scanned_copy(args.pdf, pages, args.scan_dpi, path)
+        pages = len(originals)
+        runs: dict[int, list[float]] = {1: [], cores: []}
+        texts: dict[int, str] = {}
+        for _ in range(args.rounds):
+            for workers in runs:
+                options = OcrOptions(languages=args.languages, dpi=args.dpi, workers=workers)
+                started = time.perf_counter()
+                texts = ocr_pages(path, "pdf", range(pages), options, path.name)
+                runs[workers].append(time.perf_counter() - started)
+    print(f"{date.today()}, {platform.node()}: {cores} cores ({platform.processor() or platform.machine()}), "
+          f"load average before {os.getloadavg()[0]:.2f}; PyMuPDF {pymupdf.__version__} (MuPDF "
+          f"{pymupdf.mupdf_version}), {args.languages} at {args.dpi} dpi; {pages} pages of "
+          f"{args.pdf.name} scanned at {args.scan_dpi} dpi; {args.rounds} round(s), median")
+    print()
+    print("| workers | seconds | pages/s | vs 1 worker |")
+    print("|---|---|---|---|")
+    base = statistics.median(runs[1])
+    for workers, seconds in runs.items():
+        median = statistics.median(seconds)
+        print(f"| {workers} | {median:.1f} | {pages / median:.2f} | {base / median:.2f}x |")
+    shares = [recall(originals[i], texts.get(i, "")) for i in range(pages)]
+    print()
+    print(f"words of the text layer found in the OCR text: {statistics.mean(shares):.1%} on average, "
+          f"lowest page {min(shares):.1%}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+"""A DOCX and a scanned PDF through the paperclip, in real Chromium, on the real app and server:
+the answer's cited locations beside it — a section with its heading, a page read by OCR."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page
+
+from tests.browser.conftest import ask, only_loopback, open_chat, screenshot
+from tests.conftest import App, ModelServer, started_app
+from tests.integration.test_ocr import FIRST
+from tests.support.citing_proxy import CitingProxy
+from tests.support.documents import make_docx, make_scanned_pdf
+from tests.support.service import free_port
+
+pytestmark = pytest.mark.browser
+ANSWERS = '[data-step-type="assistant_message"] .message-content'
+GUIDE = [(1, "Installation"), (0, "Run the installer first."), (1, "配置 Configuration"),
+         (0, "编辑配置文件 config.toml，然后保存。"), (2, "Details"), (0, "More details here.")]
+
+
+@pytest.fixture(scope="module")
+def citing_app(model_server: ModelServer, log_dir: Path,
+               tmp_path_factory: pytest.TempPathFactory) -> Iterator[App]:
+    """The app in its demo configuration, reaching the server through a proxy that can ask the
+    server for an answer that cites (tests/support/citing_proxy.py)."""
+    proxy = CitingProxy(model_server.root, free_port())
+    proxy.start()
+    try:
+        yield from started_app("chainlit-formats", model_server, proxy, log_dir,
+                               tmp_path_factory.mktemp("formats-data"),
+                               GLM1M_API_KEY=model_server.api_key, GLM1M_OCR_WORKERS="2")
+    finally:
+        proxy.close()
+
+
+@pytest.fixture
+def page(browser: Browser, citing_app: App) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.route("**/*", only_loopback)
+    yield page
+    context.close()
+
+
+def attach_and_ask(page: Page, app: App, path: Path, citation: str, question: str) -> None:
+    open_chat(page, app.url)
+    page.wait_for_selector(f"{ANSWERS} >> text=Demo mode")
+    page.set_input_files("#upload-button-input", str(path))
+    page.wait_for_selector(f"text={path.name}")
+    assert isinstance(app.proxy, CitingProxy)
+    app.proxy.cite_next(citation)
+    ask(page, question)
+
+
+def test_a_docx_answer_shows_the_cited_section_with_its_heading(page: Page, citing_app: App,
+                                                                 tmp_path: Path) -> None:
+    attach_and_ask(page, citing_app, make_docx(tmp_path / "guide.docx", GUIDE), "[§ 2]",
+                   "How is it configured?")
+    page.wait_for_selector("text=/3 sections/", timeout=180_000)  # the budget, in sections
+    link = page.wait_for_selector(f"{ANSWERS} .element-link:has-text('§ 2')", timeout=300_000)
+    link.click()
+    page.wait_for_selector("text=§ 2 · 配置 Configuration · ¶ 1", timeout=30_000)
+    page.wait_for_selector("text=/编辑配置文件 config.toml/")
+    screenshot(page, "docx-cited-section")
+
+
+def test_a_scanned_pdf_answer_shows_the_page_read_by_ocr(page: Page, citing_app: App,
+                                                         tmp_path: Path) -> None:
+    attach_and_ask(page, citing_app, make_scanned_pdf(tmp_path / "scan.pdf", [FIRST, FIRST]), "[p. 2]",
+                   "What does the guide say?")
+    link = page.wait_for_selector(f"{ANSWERS} .element-link:has-text('p. 2')", timeout=300_000)
+    link.click()
+    page.wait_for_selector("text=/安装指南/", timeout=30_000)  # the OCR text, beside the answer
+    page.wait_for_selector("text=/quick brown fox/")
+    screenshot(page, "scanned-pdf-cited-page")
