@@ -76,8 +76,8 @@ def blocks(lines: list[str], markdown: bool) -> Iterator[Block]:
             yield from flush(number - 1)
             yield Block(line.strip(), (atx.group(2) or "").strip(), number, number)
             continue
-        rule = line.strip()[0] == "-" and para[0].strip()[:1] in "-*+>|"
-        if len(para) == 1 and SETEXT.match(line) and not rule:
+        if len(para) == 1 and SETEXT.match(line) and not (
+                line.strip()[0] == "-" and para[0].strip()[:1] in "-*+>|"):
             # "Title" then "=====" (or "-----"): the paragraph of one line is the heading. A
             # list item or quote over "---" is Markdown's rule line, not a heading.
             yield Block(f"{para[0]}\n{line}", para[0].strip(), start, number)

@@ -152,3 +152,9 @@ def test_a_zip_that_claims_docx_but_lacks_its_parts(tmp_path: Path) -> None:
         z.writestr("hello.txt", "hi")
     with pytest.raises(DocumentError, match="cannot be opened as DOCX"):
         read_document(tmp_path / "x.docx")
+
+
+def test_a_list_after_a_blank_line_and_a_rule_under_a_list_item_are_not_headings(tmp_path: Path) -> None:
+    # A paragraph that begins with "-" once crashed the reader (found on dpkg's triggers.txt).
+    (tmp_path / "notes.txt").write_text("Notes\n=====\n\n- one\n- two\n---\n", encoding="utf-8")
+    assert locations(tmp_path / "notes.txt") == [("§ 1 · Notes · lines 1–6", "Notes\n=====\n\n- one\n- two\n---")]
