@@ -15,10 +15,12 @@ import chainlit.server
 from chainlit.input_widget import Select, Slider, TextInput
 from chainlit.types import ThreadDict
 
-from chainlit_app import history, metrics, origins, session
+from chainlit_app import file_only, history, leaving, metrics, origins, session
 from chainlit_app.chat_flow import run_chat
 from chainlit_app.client import llm
 from chainlit_app.document_flow import ask_document, read_document, reopen_document
+from chainlit_app.file_only import typed_text
+from chainlit_app.i18n import TEXT, default_target, t, target_words
 from chainlit_app.login import check_password, open_accounts_and_history
 from chainlit_app.resume import asked_in_thread, from_thread
 from chainlit_app.session import LANGUAGES, SessionState
@@ -32,15 +34,7 @@ from glm1m.errors import UserFacingError
 from glm1m.llm import ChatParams
 from glm1m.settings import get_settings
 
-DEMO_BANNER = (
-    "**Demo mode.** The model server runs a tiny model with *random weights*: its answers are "
-    "noise. Everything else — streaming, stop, documents, translation — works as with the real "
-    "GLM-4-9B-Chat-1M. Serve the real model on a GPU to get real answers (see the README)."
-)
-AUTO_SOURCE = "(detect)"
-UNSUPPORTED = ("glm1m reads CSV files (to translate a column) and PDF files (to summarise or ask "
-               "about them). Attach one of those, or type a question.")
-
+file_only.install()
 origins.install(chainlit.server.app, get_settings())
 mount_first(chainlit.server.app, upload_guard(get_settings()))
 if get_settings().auth_required:
@@ -71,21 +65,24 @@ async def on_chat_start() -> None:
 async def start_session(conversation: Conversation, greet: bool = True) -> None:
     settings = get_settings()
     metrics.serve(settings.metrics_port)
-    session.start(SessionState(conversation, ChatParams(settings.temperature, settings.max_tokens)))
+    lang = session.browser_language()
+    target = default_target(lang)
+    session.start(SessionState(conversation, ChatParams(settings.temperature, settings.max_tokens),
+                               target_language=target, lang=lang))
     await cl.ChatSettings([
-        TextInput(id="system_prompt", label="System prompt", initial=settings.system_prompt,
+        TextInput(id="system_prompt", label=t(lang, "label_system_prompt"), initial=settings.system_prompt,
                   multiline=True),
-        Slider(id="temperature", label="Temperature", initial=settings.temperature,
+        Slider(id="temperature", label=t(lang, "label_temperature"), initial=settings.temperature,
                min=0, max=2, step=0.1),
-        Slider(id="max_tokens", label="Max new tokens", initial=settings.max_tokens,
+        Slider(id="max_tokens", label=t(lang, "label_max_tokens"), initial=settings.max_tokens,
                min=16, max=8192, step=16),
-        Select(id="target_language", label="Translate CSV files into", values=LANGUAGES,
-               initial_value=LANGUAGES[0]),
-        Select(id="source_language", label="CSV source language", values=[AUTO_SOURCE, *LANGUAGES],
-               initial_value=AUTO_SOURCE),
+        Select(id="target_language", label=t(lang, "label_target"), values=LANGUAGES, initial_value=target),
+        Select(id="source_language", label=t(lang, "label_source"),
+               values=[t(lang, "auto_source"), *LANGUAGES], initial_value=t(lang, "auto_source")),
     ]).send()
-    if settings.demo and greet:  # a resumed thread shows the banner it got when it began
-        await say(DEMO_BANNER)
+    if greet:  # a resumed thread shows the greeting it got when it began
+        welcome = t(lang, "welcome", target=target_words(lang, target))
+        await say(f"{t(lang, 'demo_banner')}\n\n{welcome}" if settings.demo else welcome)
     await report_server_state()
 
 
@@ -103,14 +100,22 @@ async def on_settings_update(values: dict[str, Any]) -> None:
     state.conversation.system_prompt = values["system_prompt"]
     state.params = replace(state.params, temperature=float(values["temperature"]),
                            max_tokens=int(values["max_tokens"]))
-    state.target_language = values.get("target_language") or LANGUAGES[0]
+    state.target_language = values.get("target_language") or default_target(state.lang)
     source = values.get("source_language")
-    state.source_language = None if source in (None, AUTO_SOURCE) else source
+    state.source_language = None if source in (None, *TEXT["auto_source"]) else source
+
+
+@cl.on_chat_end
+async def on_chat_end() -> None:
+    leaving.stop_when_gone()
 
 
 @cl.on_message
 @shows_errors
 async def on_message(message: cl.Message) -> None:
+    text = typed_text(message.content, message.metadata)
+    if text != message.content:  # the page drew it empty: show the files' names it now carries
+        await message.update()
     uploads = sort_uploads(message.elements or [])
     if left_out := uploads.left_out():
         await say(left_out)
@@ -118,10 +123,10 @@ async def on_message(message: cl.Message) -> None:
         glossary = (uploads.glossary[0].path, uploads.glossary[0].name) if uploads.glossary else None
         await run_translation(uploads.csv[0].path, uploads.csv[0].name, glossary)
     elif uploads.pdf:
-        await read_document(uploads.pdf[0].path, uploads.pdf[0].name, message.content)
-    elif uploads.other and not message.content.strip():
-        await cl.ErrorMessage(content=UNSUPPORTED, author="glm1m").send()
+        await read_document(uploads.pdf[0].path, uploads.pdf[0].name, text)
+    elif uploads.other and not text.strip():
+        await cl.ErrorMessage(content=t(session.lang(), "unsupported"), author="glm1m").send()
     elif session.current().document is not None:
-        await ask_document(message.content)
+        await ask_document(text)
     else:
-        await run_chat(message.content, message.id)
+        await run_chat(text, message.id)

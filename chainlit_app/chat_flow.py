@@ -8,7 +8,7 @@ from chainlit_app import session
 from chainlit_app.client import llm
 from chainlit_app.pacing import coalesce
 from chainlit_app.resume import CHAT_TURN
-from chainlit_app.status import stream_into
+from chainlit_app.status import Ending, say_if_cut, stream_into
 from glm1m.settings import get_settings
 
 
@@ -17,4 +17,6 @@ async def run_chat(text: str, message_id: str) -> None:
     state.rewind(message_id)
     answer = cl.Message(content="", metadata={CHAT_TURN: True})  # marks it for from_thread
     pieces = state.conversation.reply(text, llm(), state.params)
-    await stream_into(answer, coalesce(pieces, get_settings().stream_flush_s))
+    ending = Ending()
+    await stream_into(answer, coalesce(ending.watch(pieces), get_settings().stream_flush_s))
+    await say_if_cut(ending, state.params.max_tokens)

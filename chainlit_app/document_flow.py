@@ -12,9 +12,10 @@ import chainlit as cl
 
 from chainlit_app import metrics, session
 from chainlit_app.client import llm, prefill_clock
-from chainlit_app.pacing import coalesce
+from chainlit_app.i18n import EN, ZH, count_of, progress_line, seconds, t
+from chainlit_app.pacing import close, coalesce
 from chainlit_app.render import without_images
-from chainlit_app.status import AUTHOR, StatusLine, stream_into
+from chainlit_app.status import AUTHOR, Ending, StatusLine, say_if_cut, stream_into
 from glm1m.documents.answer import SUMMARY_REQUEST, OpenDocument, answer, plan_of
 from glm1m.documents.budget import Budget, Strategy, measure
 from glm1m.documents.formats import ReadOptions, read_document_async
@@ -32,18 +33,21 @@ STRATEGY_TIMEOUT_S = 600
 async def read_document(path: Path, name: str, question: str) -> None:
     settings = get_settings()
     state = session.current()
-    status = await StatusLine(f"Reading **{name}** …").send()
+    lang = state.lang
+    status = await StatusLine(t(lang, "doc_reading", name=name)).send()
     # Any format (formats.py); off the event loop, and stopped with the task (OCR processes too).
     text = await read_document_async(path, ReadOptions.of(settings), name, status.threadsafe())
-    await status.set(f"Counting tokens of **{name}** …")
+    await status.set(t(lang, "doc_counting", name=name))
     budget = await measure(text, llm(), settings.whole_document_threshold, status.report)
     answer_tokens = state.params.max_tokens
     strategy = await choose_strategy(budget, answer_tokens)
     budget.check(strategy, answer_tokens)
-    await status.set(f"**{name}**: {budget.line()} Reading it {strategy.words}.")
+    status.head = t(lang, "doc_chosen", name=name, budget=budget_line(lang, budget),
+                    strategy=strategy_words(lang, strategy))
+    await status.set("")
     state.document = OpenDocument(text, budget, strategy, plan_of(settings))
     await asyncio.to_thread(save, state.document, document_path())
-    await ask_document(question.strip() or SUMMARY_REQUEST, first=True)
+    await ask_document(question.strip() or SUMMARY_REQUEST, status)
 
 
 def document_path() -> Path:
@@ -63,37 +67,86 @@ async def choose_strategy(budget: Budget, answer_tokens: int) -> Strategy:
     default = budget.default(answer_tokens)
     if len(offered) == 1 or budget.tokens <= budget.threshold:
         return default
+    lang = session.lang()
+    estimate = estimate_s(budget.tokens)
+    when = (t(lang, "about", seconds=seconds(lang, estimate), estimate=estimate_basis(lang))
+            if estimate is not None else t(lang, "no_estimate"))
     choice = await cl.AskActionMessage(
-        content=f"{budget.line()}\n\n{prefill_clock().describe_wait(budget.tokens)}\n\nRead it whole "
-                f"(best answers) or part by part (map-reduce: the first answer comes sooner)?",
+        content=t(lang, "doc_choose", budget=budget_line(lang, budget),
+                  wait=t(lang, "wait_whole", when=when, tokens=budget.tokens)),
         author=AUTHOR, timeout=STRATEGY_TIMEOUT_S,
-        actions=[cl.Action(name="strategy", payload={"strategy": s.value}, label=s.words)
+        actions=[cl.Action(name="strategy", payload={"strategy": s.value}, label=strategy_words(lang, s))
                  for s in sorted(offered, key=lambda s: s != default)],
     ).send()
     return Strategy(choice["payload"]["strategy"]) if choice else default
 
 
-async def ask_document(question: str, first: bool = False) -> None:
-    """`first`: the document was just read, so its prompt is not in the server's cache yet and
-    the wait for the first piece measures this server's prefill speed."""
+async def ask_document(question: str, status: StatusLine | None = None) -> None:
+    """`status`: the line the document was just read under (its first question), so its prompt
+    is not in the server's cache yet and the wait for the first piece measures this server's
+    prefill speed; None for a follow-up, which gets a line of its own."""
     state = session.current()
     doc = state.document
     assert doc is not None
-    status = await StatusLine(waiting_line(doc, 0)).send()
-    heartbeat = asyncio.create_task(keep_alive(status, doc))
+    first = status is not None
+    if status is None:
+        status = await StatusLine(waiting_line(doc, 0, lang=state.lang, again=True)).send()
+    else:
+        await status.set(waiting_line(doc, 0, lang=state.lang))
+    heartbeat = asyncio.create_task(keep_alive(status, doc, again=not first))
     reply = cl.Message(content="")
     pieces = answer(doc, question, llm(), state.params, status.report)
+    began = time.monotonic()
+    ending = Ending()
+    answered = asyncio.Event()  # the first piece came: the line is a record from then on
 
     def observe(seconds: float) -> None:
+        answered.set()
         if first and doc.strategy is Strategy.WHOLE:
             prefill_clock().observe(doc.budget.tokens, seconds)
+        asyncio.get_running_loop().create_task(read_record(status, doc, first))
 
     try:
-        await stream_into(reply, until_first(coalesce(pieces, get_settings().stream_flush_s), heartbeat,
-                                             observe), lambda text: cited_passages(text, doc.text))
+        await stream_into(reply, until_first(coalesce(ending.watch(pieces), get_settings().stream_flush_s),
+                                             heartbeat, observe), lambda text: cited_passages(text, doc.text))
+    except asyncio.CancelledError:
+        if not answered.is_set():  # stopped before the answer began
+            await status.finish(t(state.lang, "doc_stopped", name=doc.name,
+                                  seconds=seconds_words(time.monotonic() - began)))
+        raise
+    except Exception:
+        if not answered.is_set():
+            await status.finish(t(state.lang, "doc_failed", name=doc.name,
+                                  seconds=seconds_words(time.monotonic() - began)))
+        raise
     finally:
         heartbeat.cancel()
+    await say_if_cut(ending, state.params.max_tokens)
     metrics.DOCUMENTS.inc()
+
+
+async def read_record(status: StatusLine, doc: OpenDocument, first: bool) -> None:
+    """Once the answer begins, the waiting line becomes a record of the reading ("Read 6 pages,
+    10,350 tokens, whole, in 2.1 s"); a follow-up's line on a whole document, which only said
+    the cached document was being asked, goes away instead of staying behind as a stale line."""
+    lang = status.lang
+    took = seconds(lang, status.elapsed_s)
+    if doc.strategy is Strategy.MAP_REDUCE:
+        parts = status.progress.total if status.progress is not None else 0
+        status.head = ""
+        await status.finish(t(lang, "doc_read_parts", name=doc.name, seconds=took,
+                              parts=count_of(lang, parts, "parts")))
+    elif first:
+        status.head = ""
+        await status.finish(t(lang, "doc_read_whole", name=doc.name, tokens=doc.budget.tokens,
+                              pages=count_of(lang, doc.budget.pages, getattr(doc.budget, "unit", "pages")),
+                              seconds=took))
+    else:
+        await status.remove()
+
+
+def seconds_words(n: float) -> str:
+    return seconds(session.lang(), n)
 
 
 async def until_first(pieces: AsyncIterator[str], task: asyncio.Task,
@@ -101,36 +154,76 @@ async def until_first(pieces: AsyncIterator[str], task: asyncio.Task,
     """The pieces, cancelling `task` (the waiting line) when the first one arrives, and telling
     `on_first` how long that took."""
     started = time.monotonic()
-    async for piece in pieces:
-        if not task.done():
-            task.cancel()
-            on_first(time.monotonic() - started)
-        yield piece
+    try:
+        async for piece in pieces:
+            if not task.done():
+                task.cancel()
+                on_first(time.monotonic() - started)
+            yield piece
+    finally:
+        await close(pieces)
 
 
-def waiting_line(doc: OpenDocument, elapsed_s: float, progress: Progress | None = None) -> str:
+def waiting_line(doc: OpenDocument, elapsed_s: float, progress: Progress | None = None,
+                 lang: str = EN, again: bool = False) -> str:
+    """While the model reads: what it reads, for how long so far, and the estimate (said as one,
+    from the GPU that serves, refined by what this server has shown)."""
     if doc.strategy is Strategy.MAP_REDUCE:
         # The parts' own count, not only the clock: the heartbeat must not hide it.
-        done = f": {progress.line()}" if progress is not None else ""
-        return f"Reading {doc.name} part by part{done} … {elapsed_s:.0f} s"
-    clock = prefill_clock()
-    estimate = clock.estimate_s(doc.budget.tokens)
+        done = f": {progress_line(lang, progress, time.monotonic())}" if progress is not None else ""
+        return t(lang, "waiting_parts", name=doc.name, done=done, elapsed=elapsed_s)
+    if again:
+        return t(lang, "waiting_again", name=doc.name, tokens=doc.budget.tokens, elapsed=elapsed_s)
+    estimate = estimate_s(doc.budget.tokens)
     if estimate is None:
-        tail = "no estimate yet for this server"
+        tail = t(lang, "no_estimate")
     elif estimate - elapsed_s > 1:
-        tail = f"about {estimate - elapsed_s:.0f} s left (an estimate {clock.basis})"
+        tail = t(lang, "left", seconds=seconds(lang, estimate - elapsed_s), estimate=estimate_basis(lang))
     else:
-        tail = "nearly there"
-    return f"The model is reading all {doc.budget.tokens:,} tokens of {doc.name} … {elapsed_s:.0f} s, {tail}"
+        tail = t(lang, "past", seconds=seconds(lang, estimate), estimate=estimate_basis(lang))
+    return t(lang, "waiting_whole", tokens=doc.budget.tokens, name=doc.name, elapsed=elapsed_s, tail=tail)
 
 
-async def keep_alive(status: StatusLine, doc: OpenDocument) -> None:
+def estimate_s(tokens: int) -> float | None:
+    """Seconds until the first token for a whole prompt of `tokens`, or None when nothing is known
+    of the serving GPU: a server glm1m did not start (no served.json) is not assumed an H200."""
+    clock = prefill_clock()
+    if clock.served is None and not clock.observed:
+        return None
+    return clock.estimate_s(tokens)
+
+
+def estimate_basis(lang: str) -> str:
+    clock = prefill_clock()
+    if clock.observed:
+        return t(lang, "estimate_seen", count=len(clock.observed))
+    served = clock.served
+    assert served is not None, "estimate_s gives no estimate without either"
+    if lang == ZH:
+        gpus = served.tensor_parallel if served.tensor_parallel > 1 else 1
+        where = f"{gpus} 块 {served.gpu.removeprefix('NVIDIA ')}"
+    else:
+        where = served.where
+    return t(lang, "estimate_gpu", where=where)
+
+
+def budget_line(lang: str, budget: Budget) -> str:
+    pages = count_of(lang, budget.pages, getattr(budget, "unit", "pages"))
+    return t(lang, "doc_budget", pages=pages, tokens=budget.tokens, fraction=budget.fraction,
+             context=budget.max_model_len)
+
+
+def strategy_words(lang: str, strategy: Strategy) -> str:
+    return t(lang, "whole" if strategy is Strategy.WHOLE else "map_reduce")
+
+
+async def keep_alive(status: StatusLine, doc: OpenDocument, again: bool = False) -> None:
     """Until the first token, say every few seconds what is happening: a long prefill must not
     look frozen, and a silent socket for ~45 s can lose the message (Chainlit issue #803)."""
     started = time.monotonic()
     while True:
         await asyncio.sleep(KEEP_ALIVE_S)
-        await status.set(waiting_line(doc, time.monotonic() - started, status.progress))
+        await status.set(waiting_line(doc, time.monotonic() - started, status.progress, status.lang, again))
 
 
 def cited_passages(text: str, doc: DocumentText) -> list:

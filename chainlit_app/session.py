@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import chainlit as cl
 
+from chainlit_app.i18n import EN, language_of
 from glm1m.chat import Conversation
 from glm1m.documents.answer import OpenDocument
 from glm1m.llm import ChatParams
@@ -19,6 +20,7 @@ class SessionState:
     conversation: Conversation
     params: ChatParams
     target_language: str = LANGUAGES[0]
+    lang: str = EN  # the browser's language for the app's own sentences: i18n.EN or i18n.ZH
     source_language: str | None = None  # None: the model detects it
     document: OpenDocument | None = None  # the document follow-up questions go to
     # Chat messages by id → how many conversation turns came before them, so an edited message
@@ -37,6 +39,17 @@ class SessionState:
 
 def start(state: SessionState) -> None:
     cl.user_session.set(KEY, state)
+
+
+def browser_language() -> str:
+    """i18n.EN or i18n.ZH, from the language Chainlit read off this socket's Accept-Language."""
+    return language_of(getattr(cl.context.session, "language", None))
+
+
+def lang() -> str:
+    """The current session's language; English outside a started session."""
+    state = cl.user_session.get(KEY)
+    return state.lang if isinstance(state, SessionState) else EN
 
 
 def current() -> SessionState:

@@ -11,9 +11,13 @@ from typing import ParamSpec
 
 import chainlit as cl
 
-from chainlit_app import metrics
+from chainlit_app import metrics, session
+from chainlit_app.errors_zh import in_chinese
+from chainlit_app.i18n import ZH, progress_line, t
+from chainlit_app.pacing import close
 from chainlit_app.render import StreamedWithoutImages
 from glm1m.errors import UserFacingError
+from glm1m.llm import CutAtLimit
 from glm1m.progress import OnProgress, Progress
 
 AUTHOR = "glm1m"
@@ -22,29 +26,76 @@ P = ParamSpec("P")
 
 
 class StatusLine:
-    """One status message, updated in place."""
+    """One status message, updated in place while work runs, then left as a record of what was
+    done (finish) or taken away (remove). `head` stays above whatever the line says meanwhile:
+    what the job is doing, for the whole job."""
 
-    def __init__(self, text: str) -> None:
-        self.message = cl.Message(content=text, author=AUTHOR)
+    def __init__(self, text: str, head: str = "") -> None:
+        self.head = head
+        self.lang = session.lang()
+        self.began = time.monotonic()
+        self.message = cl.Message(content=self._with_head(text), author=AUTHOR)
         self._last = 0.0
+        self._later: asyncio.TimerHandle | None = None
+        self._closed = False
         self.progress: Progress | None = None  # the latest reported, for lines that add to it
+
+    def _with_head(self, text: str) -> str:
+        return f"{self.head}\n\n{text}" if self.head and text else self.head or text
+
+    @property
+    def elapsed_s(self) -> float:
+        return time.monotonic() - self.began
 
     async def send(self) -> StatusLine:
         await self.message.send()
         return self
 
     async def set(self, text: str) -> None:
-        self.message.content = text
+        if self._closed:
+            return
+        self.message.content = self._with_head(text)
         await self.message.update()
 
+    async def finish(self, text: str) -> None:
+        """The line's last words: what was done. Later progress no longer changes it."""
+        self._close()
+        self.message.content = self._with_head(text)
+        await self.message.update()
+
+    async def remove(self) -> None:
+        self._close()
+        await self.message.remove()
+
+    def _close(self) -> None:
+        self._closed = True
+        if self._later is not None:
+            self._later.cancel()
+            self._later = None
+
     def report(self, progress: Progress) -> None:
-        """An OnProgress for work running on the event loop."""
+        """An OnProgress for work running on the event loop. At most two updates a second, and a
+        held-back one is shown when its half second is up: a row finished just after an update
+        must not wait for the next row (which may be half a minute away) to be seen."""
         self.progress = progress
+        if self._closed:
+            return
         now = time.monotonic()
         if now - self._last >= UPDATE_S or progress.finished:
-            self._last = now
-            self.message.content = progress.line()
-            asyncio.get_running_loop().create_task(self.message.update())
+            self._show(now)
+        elif self._later is None:
+            self._later = asyncio.get_running_loop().call_later(
+                UPDATE_S - (now - self._last), lambda: self._show(time.monotonic()))
+
+    def _show(self, now: float) -> None:
+        if self._later is not None:
+            self._later.cancel()
+            self._later = None
+        if self._closed or self.progress is None:
+            return
+        self._last = now
+        self.message.content = self._with_head(progress_line(self.lang, self.progress, now))
+        asyncio.get_running_loop().create_task(self.message.update())
 
     def threadsafe(self) -> OnProgress:
         """An OnProgress for work running in a worker thread (asyncio.to_thread)."""
@@ -61,7 +112,8 @@ async def say(text: str, **kwargs: object) -> None:
 
 async def show_error(error: UserFacingError) -> None:
     metrics.failure(error)
-    await cl.ErrorMessage(content=str(error), author=AUTHOR).send()
+    text = in_chinese(error) if session.lang() == ZH else str(error)
+    await cl.ErrorMessage(content=text, author=AUTHOR).send()
 
 
 def shows_errors(handler: Callable[P, Awaitable[None]]) -> Callable[P, Awaitable[None]]:
@@ -75,6 +127,31 @@ def shows_errors(handler: Callable[P, Awaitable[None]]) -> Callable[P, Awaitable
     return run
 
 
+class Ending:
+    """How a stream ended, as far as the reader must know: cut at the token limit or not."""
+
+    def __init__(self) -> None:
+        self.cut = False
+
+    async def watch(self, pieces: AsyncIterator[str]) -> AsyncIterator[str]:
+        """The pieces unchanged, noting the server's CutAtLimit (before they are joined)."""
+        try:
+            async for piece in pieces:
+                self.cut = self.cut or isinstance(piece, CutAtLimit)
+                yield piece
+        finally:
+            await close(pieces)
+
+
+async def say_if_cut(ending: Ending, limit: int) -> None:
+    """Under an answer the server cut at max_tokens: so it says, and how to get a longer one. A
+    system message, not an answer: it is no chat turn, and the answer stays the model's text."""
+    if ending.cut:
+        lang = session.lang()
+        await cl.Message(content=t(lang, "cut", limit=limit, label=t(lang, "label_max_tokens")),
+                         author=AUTHOR, type="system_message").send()
+
+
 async def stream_into(answer: cl.Message, pieces: AsyncIterator[str],
                       elements: Callable[[str], list] | None = None) -> None:
     """Stream pieces into `answer`, images shown as links from the first piece on (render.py);
@@ -86,6 +163,7 @@ async def stream_into(answer: cl.Message, pieces: AsyncIterator[str],
             if text := shown.feed(piece):
                 await answer.stream_token(text)
     finally:
+        await close(pieces)  # the source's own cleanup (the HTTP stream) runs now, not at GC
         if held := shown.end():  # a last "!": the page gets it too, so it shows what is kept
             await answer.stream_token(held)
         if answer.content:

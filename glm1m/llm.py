@@ -53,6 +53,12 @@ def _openai_messages(messages: list[Message]) -> list[ChatCompletionMessageParam
     return cast("list[ChatCompletionMessageParam]", messages)
 
 
+class CutAtLimit(str):
+    """The last piece of a stream the server ended at max_tokens (finish_reason "length"). It is
+    empty, so whoever joins the pieces gets the same text; a door that tells the reader the answer
+    was cut looks for it with isinstance before joining."""
+
+
 @dataclass(frozen=True)
 class ChatParams:
     temperature: float
@@ -132,7 +138,8 @@ class LlmClient:
         return int(body["count"])
 
     async def stream_chat(self, messages: list[Message], params: ChatParams) -> AsyncIterator[str]:
-        """Yield the answer's text pieces as the server produces them.
+        """Yield the answer's text pieces as the server produces them, and a last, empty
+        CutAtLimit when the server stopped it at params.max_tokens.
 
         Until the first piece the server may be reading a long prompt for many minutes and sends
         nothing: that wait ends only when the consumer stops, when /health stops answering, or
@@ -147,10 +154,14 @@ class LlmClient:
             stream, first = await self._first_chunk(opening)
             pieces = stream.__aiter__()
             chunk: ChatCompletionChunk | None = first
+            cut = False
             while chunk is not None:
                 if chunk.choices and (text := chunk.choices[0].delta.content):
                     yield text
+                cut = cut or bool(chunk.choices and chunk.choices[0].finish_reason == "length")
                 chunk = await self._next_chunk(pieces)
+            if cut:
+                yield CutAtLimit()
         finally:
             opening.cancel()
             if stream is None and opening.done() and not opening.cancelled() and not opening.exception():

@@ -1,0 +1,99 @@
+"""The core's error sentences as a Chinese reader sees them.
+
+The core writes every UserFacingError in English (the CLI's language, and the one place each
+sentence is made). The page shows the common ones in Chinese: each entry below matches one core
+sentence by its error class and wording, takes the fields it needs (a file name, a number) from
+it, and says the same in Chinese. A sentence no entry matches keeps its English text behind a
+Chinese lead of its class, so nothing is lost: a rare failure reads "文档无法使用：…(English)".
+tests/unit/test_i18n_errors.py raises the real core errors and checks each entry matches.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from glm1m.errors import (
+    ContextTooLong,
+    CsvError,
+    DocumentError,
+    JobAlreadyRunning,
+    ServerBusy,
+    ServerError,
+    ServerTooSlow,
+    ServerUnavailable,
+    UserFacingError,
+)
+
+
+@dataclass(frozen=True)
+class Entry:
+    kind: type[UserFacingError]
+    english: re.Pattern[str]  # the core's sentence, fields as named groups
+    chinese: str  # str.format over those groups
+
+
+def entry(kind: type[UserFacingError], english: str, chinese: str) -> Entry:
+    return Entry(kind, re.compile(english, re.DOTALL), chinese)
+
+
+CATALOG = (
+    entry(ServerUnavailable, r"The model server at (?P<url>\S+) is not answering\.",
+          "模型服务器（{url}）没有响应。请用 `make run` 或 `glm1m serve` 启动它（或等它启动完毕），"
+          "然后重新发送消息。"),
+    entry(ServerUnavailable, r"The model server stopped in the middle of the answer\.",
+          "模型服务器在回答中途停止了。已显示的部分会保留；服务器恢复后请重新发送消息。"),
+    entry(ServerUnavailable, r"The model server at (?P<url>\S+) stopped answering its health check",
+          "模型服务器（{url}）在读取提示时停止响应健康检查。请确认它仍在运行（或用 `glm1m serve` 重启），"
+          "然后重新发送消息。"),
+    entry(ServerBusy, r"The model server is overloaded or restarting \(HTTP (?P<status>\d+)\)",
+          "模型服务器过载或正在重启（HTTP {status}）。请等几秒后重新发送消息。"),
+    entry(ServerTooSlow, r"has not begun its answer after (?P<minutes>\d+) minutes",
+          "模型服务器在 {minutes} 分钟后仍未开始回答（GLM1M_FIRST_TOKEN_TIMEOUT_S），glm1m 已停止等待。"
+          "请换用更短的提示或文档，或调高 GLM1M_FIRST_TOKEN_TIMEOUT_S。"),
+    entry(ServerError, r"refused glm1m's API key",
+          "模型服务器拒绝了 glm1m 的 API 密钥。请用 `glm1m up` 同时启动两者，"
+          "或把 GLM1M_API_KEY 设为服务器启动时使用的密钥。"),
+    entry(ContextTooLong,
+          r"This conversation is (?P<tokens>[\d,]+) tokens long and the model serves (?P<max>[\d,]+)",
+          "这段对话已有 {tokens} 个词元，而模型只支持 {max} 个，放不下回答。请新建对话（顶部的铅笔图标），"
+          "或发送更短的消息。"),
+    entry(ContextTooLong, r"This conversation no longer fits the model's context window\.",
+          "这段对话已超出模型的上下文窗口。请新建对话，或发送更短的消息。"),
+    entry(CsvError, r"(?P<name>.+) has a header but no rows",
+          "{name} 只有表头，没有数据行：没有可翻译的内容。"),
+    entry(CsvError, r"(?P<name>.+) is empty: there is nothing to translate\.",
+          "{name} 是空文件：没有可翻译的内容。"),
+    entry(CsvError, r"(?P<name>.+) has no header row and no data\.", "{name} 没有表头也没有数据。"),
+    entry(CsvError, r"(?P<name>.+) is neither UTF-8 nor GBK/GB18030 text",
+          "{name} 既不是 UTF-8 也不是 GBK/GB18030 文本，也不是 glm1m 能识别的其他编码。请在表格软件中另存为 "
+          "“CSV UTF-8”后再上传。"),
+    entry(JobAlreadyRunning, r"(?P<name>.+) is already being translated with these settings",
+          "{name} 正在以相同设置翻译（在另一个标签页、窗口或终端中）。请等那次运行结束或在那里停止它，"
+          "然后再试；已完成的行会保留。"),
+    entry(DocumentError, r"(?P<name>.+) is not a PDF \(its content is not PDF",
+          "{name} 不是 PDF（无论文件名如何，其内容不是 PDF）。请在生成它的程序中导出或打印为 PDF，再上传。"),
+    entry(DocumentError, r"(?P<name>.+) is password-protected",
+          "{name} 受密码保护，无法读取文字。请去掉密码（用密码打开后另存或打印一份无密码的副本）再上传。"),
+    entry(DocumentError, r"(?P<name>.+) is empty \(0 bytes\)\.",
+          "{name} 是空文件（0 字节）。请重新上传；如果它在你的电脑上也是空的，请重新导出或下载。"),
+    entry(DocumentError, r"(?P<name>.+) has no text that can be extracted",
+          "{name} 中没有可提取的文字：它可能是扫描件或由图片组成。请先对它做 OCR 再上传。"),
+)
+
+LEADS = (  # most specific class first
+    (ServerUnavailable, "模型服务器无法访问"), (ServerBusy, "模型服务器繁忙"),
+    (ServerTooSlow, "模型服务器太慢"), (ContextTooLong, "内容超出上下文"),
+    (CsvError, "表格无法使用"), (DocumentError, "文档无法使用"), (JobAlreadyRunning, "任务已在运行"),
+    (ServerError, "模型服务器出错"), (UserFacingError, "出错了"),
+)
+
+
+def in_chinese(error: UserFacingError) -> str:
+    """The sentence for `error` in Chinese: its catalog entry, else a Chinese lead and the English."""
+    text = str(error)
+    for item in CATALOG:
+        if isinstance(error, item.kind) and (found := item.english.search(text)):
+            return item.chinese.format(**found.groupdict())
+    lead = next(words for kind, words in LEADS if isinstance(error, kind))
+    return f"{lead}：{text}"

@@ -1,0 +1,53 @@
+"""A message that carries only files gets their names as its text, before Chainlit handles it.
+
+Chainlit 2.12 names a chat's first interaction after its first message's text, and its page shows
+the stop button only while a task runs *and* that name is not empty (`loading && firstInteraction`
+in the frontend's input bar). A CSV or PDF sent without words made the name "", so the whole
+translation that followed — 300 rows, minutes — had no stop button; the chat was listed without a
+title and the message showed as an empty grey bubble. With the files' names as its text the
+message reads "📎 terms.csv", the chat is titled by it, and stop is there for the whole job.
+`typed_text` gives the handlers what the user typed: nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import chainlit.socket
+
+FILES_ONLY = "glm1m_files_only"  # metadata mark: the text was made from the files' names
+MARK = "📎"
+
+
+def name_files(files: Mapping[str, Mapping[str, Any]], payload: dict[str, Any]) -> None:
+    """Give a message payload without text the names of the session's files it refers to."""
+    step = payload.get("message") or {}
+    refs = payload.get("fileReferences") or []
+    if (step.get("output") or "").strip() or not refs:
+        return
+    names = [str(files[ref["id"]]["name"]) for ref in refs if ref.get("id") in files]
+    if names:
+        step["output"] = " ".join(f"{MARK} {name}" for name in names)
+        step["metadata"] = {**(step.get("metadata") or {}), FILES_ONLY: True}
+
+
+def typed_text(content: str, metadata: Mapping[str, Any] | None) -> str:
+    """What the user typed in a message: "" for one name_files gave its text (and not edited
+    since: an edit sends the message again with the user's new text)."""
+    return "" if (metadata or {}).get(FILES_ONLY) and content.startswith(MARK) else content
+
+
+def install() -> None:
+    """Wrap chainlit.socket.process_message (its client_message handler looks the name up at each
+    message), once."""
+    original: Callable[[Any, Any], Awaitable[None]] = chainlit.socket.process_message
+    if getattr(original, "names_files", False):
+        return
+
+    async def process_message(session: Any, payload: Any) -> None:
+        name_files(session.files, payload)
+        await original(session, payload)
+
+    process_message.names_files = True  # type: ignore[attr-defined]
+    chainlit.socket.process_message = process_message

@@ -1,0 +1,185 @@
+"""The app's own sentences in English and Simplified Chinese, chosen from the browser's language.
+
+Chainlit takes the language from the first tag of the socket's Accept-Language header (a zh-CN
+browser gets "zh-CN") and translates its own parts from `.chainlit/translations`; the sentences
+glm1m writes follow the same choice: any "zh" tag reads Chinese (Simplified), everything else
+English. The CLI and the core stay English; the core's error sentences are shown in Chinese
+through errors_zh.py. No Chainlit import here, so the catalog is tested without a server.
+"""
+
+from __future__ import annotations
+
+from glm1m.progress import MIN_RATE_S, Progress
+
+EN, ZH = "en", "zh"
+
+# Every sentence by key: (English, Chinese). Fields are str.format names.
+TEXT: dict[str, tuple[str, str]] = {
+    "welcome": (
+        "**glm1m** reads long documents with GLM-4-9B-Chat-1M.\n"
+        "- **Ask** anything in Chinese or English.\n"
+        "- **Attach a document** with the paperclip (PDF, DOCX, EPUB, MOBI, FB2, XPS, TXT, Markdown, "
+        "HTML, or scanned pages read by OCR) to summarise it or ask about it; answers cite the pages.\n"
+        "- **Attach a spreadsheet** (CSV or XLSX) to translate a column row by row into "
+        "{target} (⚙ settings); the file comes back with a translation column.\n"
+        "- The stop button ends any answer or job; what is finished is kept.",
+        "**glm1m** 用 GLM-4-9B-Chat-1M 阅读长文档。\n"
+        "- **提问**：中文或英文都可以。\n"
+        "- **用回形针附上文档**（PDF、DOCX、EPUB、MOBI、FB2、XPS、TXT、Markdown、HTML，或经 OCR "
+        "识别的扫描页）：总结或就它提问，回答会注明页码。\n"
+        "- **附上表格**（CSV 或 XLSX）：把其中一列逐行翻译成{target}（⚙ 设置中可改），"
+        "返回的文件多一列译文。\n"
+        "- 停止按钮可随时结束回答或任务，已完成的部分会保留。"),
+    "demo_banner": (
+        "**Demo mode.** The model server runs a tiny model with *random weights*: its answers are "
+        "noise. Everything else — streaming, stop, documents, translation — works as with the real "
+        "GLM-4-9B-Chat-1M. Serve the real model on a GPU to get real answers (see the README).",
+        "**演示模式。** 模型服务器运行的是一个*随机权重*的微型模型：它的回答没有意义。其余一切——"
+        "流式输出、停止、文档、翻译——都与真正的 GLM-4-9B-Chat-1M 相同。在 GPU 上部署真实模型即可"
+        "得到真实的回答（见 README）。"),
+    "label_system_prompt": ("System prompt", "系统提示词"),
+    "label_temperature": ("Temperature", "温度"),
+    "label_max_tokens": ("Max new tokens", "最大新词元数"),
+    "label_target": ("Translate spreadsheets into", "表格翻译的目标语言"),
+    "label_source": ("Spreadsheet source language", "表格的源语言"),
+    "auto_source": ("(detect)", "（自动检测）"),
+    "unsupported": (
+        "glm1m reads documents (to summarise or ask about them) and spreadsheets (to translate a "
+        "column). Attach one of those, or type a question.",
+        "glm1m 可以读取文档（总结或提问）和表格（翻译其中一列）。请附上这类文件，或直接输入问题。"),
+    # Translation.
+    "tr_head": ("Reading **{name}** {how}; translating {columns} from {source} into {target}{glossary}.",
+                "读取 **{name}**（{how}）；把{columns}从{source}翻译成{target}{glossary}。"),
+    "tr_encoding": ("as {encoding}", "编码 {encoding}"),
+    "tr_sheet": ("as an Excel workbook, sheet '{sheet}'", "Excel 工作簿，工作表“{sheet}”"),
+    "tr_column": ("column **{columns}**", " **{columns}** 列"),
+    "tr_columns": ("columns **{columns}**", " **{columns}** 列"),
+    "tr_detected": ("the language the model detects", "模型识别出的语言"),
+    "tr_glossary": (" with {count} glossary terms from {name}", "，使用 {name} 中的 {count} 个术语"),
+    "tr_tab": ("Keep this tab open: closing it stops the job after {grace} s. The finished rows are "
+               "kept; attaching the same file again in this chat continues from them.",
+               "请保持此标签页打开：关闭后 {grace} 秒任务即停止。已翻译的行会保留；在此对话中再次附上同一"
+               "文件即可从中断处继续。"),
+    "tr_starting": ("Starting …", "正在开始 …"),
+    "tr_done": ("Finished: {line} in {seconds}.", "已完成：{line}，用时 {seconds}。"),
+    "tr_stopped_at": ("Stopped: {line} after {seconds}.", "已停止：{line}，用时 {seconds}。"),
+    "tr_failed_at": ("Ended by an error (see below) after {seconds}.", "因错误结束（见下方），"
+                                                                       "用时 {seconds}。"),
+    "tr_stopped": ("Stopped. The rows finished so far are in the file below; the others are marked.",
+                   "已停止。已完成的行在下面的文件中；其余的行已标注。"),
+    "summary": ("{translated:,} of {total:,} {unit} translated", "已翻译 {translated:,} / {total:,} {unit}"),
+    "summary_failed": (", {failed:,} failed (see the translation_error column)",
+                       "，{failed:,} 个失败（见 translation_error 列）"),
+    "summary_not_reached": (", {count:,} not reached (run again to continue)",
+                            "，{count:,} 个未处理（再次运行即可继续）"),
+    # Documents.
+    "doc_reading": ("Reading **{name}** …", "正在读取 **{name}** …"),
+    "doc_counting": ("Counting tokens of **{name}** …", "正在统计 **{name}** 的词元 …"),
+    "doc_budget": ("{pages}, {tokens:,} tokens — {fraction:.1%} of the served {context:,}-token context.",
+                   "{pages}，{tokens:,} 个词元——占所部署 {context:,} 词元上下文的 {fraction:.1%}。"),
+    "pages": ("{count:,} page", "{count:,} 页"),
+    "pages_plural": ("{count:,} pages", "{count:,} 页"),
+    "doc_chosen": ("**{name}**: {budget} Reading it {strategy}.",
+                   "**{name}**：{budget}读取方式：{strategy}。"),
+    "whole": ("whole", "整篇读取"),
+    "map_reduce": ("part by part (map-reduce)", "分段读取（map-reduce）"),
+    "doc_choose": ("{budget}\n\n{wait}\n\nRead it whole (best answers) or part by part (map-reduce: the "
+                   "first answer comes sooner)?",
+                   "{budget}\n\n{wait}\n\n整篇读取（回答最好），还是分段读取（map-reduce："
+                   "第一个回答来得更快）？"),
+    "wait_whole": ("Until the first answer starts: {when}; the model reads all {tokens:,} tokens first, "
+                   "and follow-up questions reuse that work and start fast.",
+                   "到回答开始前：{when}；模型要先读完全部 {tokens:,} 个词元，之后的追问会复用这些计算，"
+                   "开始得很快。"),
+    "waiting_whole": ("The model is reading all {tokens:,} tokens of {name} … {elapsed:.0f} s, {tail}",
+                      "模型正在读取 {name} 的全部 {tokens:,} 个词元 … {elapsed:.0f} 秒，{tail}"),
+    "waiting_parts": ("Reading {name} part by part{done} … {elapsed:.0f} s",
+                      "正在分段读取 {name}{done} … {elapsed:.0f} 秒"),
+    "waiting_again": ("Asking {name} again: the server usually still holds its {tokens:,} tokens, so "
+                      "the answer starts sooner … {elapsed:.0f} s",
+                      "再次询问 {name}：服务器通常仍保留它的 {tokens:,} 个词元，"
+                      "所以回答会更快开始 … {elapsed:.0f} 秒"),
+    "no_estimate": ("no estimate for this server yet", "暂无此服务器的估计"),
+    "left": ("about {seconds} left ({estimate})", "约剩 {seconds}（{estimate}）"),
+    "past": ("longer than the {seconds} expected ({estimate})", "已超过预计的 {seconds}（{estimate}）"),
+    "about": ("about {seconds} ({estimate})", "约 {seconds}（{estimate}）"),
+    "estimate_gpu": ("an estimate for {where}", "按 {where} 估计"),
+    "estimate_seen": ("an estimate from {count} prompts read on this server",
+                      "根据此服务器已读的 {count} 个提示估计"),
+    "doc_read_whole": ("Read **{name}**: {pages}, {tokens:,} tokens, whole, in {seconds}.",
+                       "已读取 **{name}**：{pages}，{tokens:,} 个词元，整篇，用时 {seconds}。"),
+    "doc_read_parts": ("Read **{name}** part by part: {parts}, in {seconds}.",
+                       "已分段读取 **{name}**：{parts}，用时 {seconds}。"),
+    "doc_stopped": ("Stopped reading **{name}** after {seconds}.", "已停止读取 **{name}**，用时 {seconds}。"),
+    "doc_failed": ("Reading **{name}** ended by an error (see below) after {seconds}.",
+                   "读取 **{name}** 时出错（见下方），用时 {seconds}。"),
+    "cut": ("The answer stopped at the token limit ({limit:,} tokens). For a longer one, raise "
+            "**{label}** in the ⚙ settings and ask again.",
+            "回答在词元上限（{limit:,} 个词元）处被截断。需要更长的回答，请在 ⚙ 设置中调高"
+            "“**{label}**”后重新提问。"),
+    "seconds": ("{n:.1f} s", "{n:.1f} 秒"),
+    "seconds_whole": ("{n:.0f} s", "{n:.0f} 秒"),
+    "minutes": ("{n:.0f} minutes", "{n:.0f} 分钟"),
+}
+
+# The core's Progress stages and units, as the page says them in Chinese.
+STAGES_ZH = {"reading": "读取", "translating": "翻译", "counting tokens": "统计词元",
+             "combining notes": "汇总笔记"}
+UNITS_ZH = {"rows": "行", "cells": "个单元格", "pages": "页", "sections": "节", "parts": "段"}
+
+
+def language_of(tag: str | None) -> str:
+    """EN or ZH for a browser language tag ("zh-CN", "zh-TW", "en-US", None)."""
+    return ZH if (tag or "").lower().startswith("zh") else EN
+
+
+def t(lang: str, key: str, **fields: object) -> str:
+    english, chinese = TEXT[key]
+    return (chinese if lang == ZH else english).format(**fields)
+
+
+def default_target(lang: str) -> str:
+    """The target language a spreadsheet is translated into unless chosen: the other of the two."""
+    return "English" if lang == ZH else "简体中文"
+
+
+def target_words(lang: str, target: str) -> str:
+    """A target language as a sentence says it ("简体中文" reads "Simplified Chinese" in English)."""
+    names = {"English": ("English", "英文"), "简体中文": ("Simplified Chinese", "简体中文"),
+             "繁體中文": ("Traditional Chinese", "繁体中文")}
+    english, chinese = names.get(target, (target, target))
+    return chinese if lang == ZH else english
+
+
+def unit_words(lang: str, unit: str) -> str:
+    return UNITS_ZH.get(unit, unit) if lang == ZH else unit
+
+
+def seconds(lang: str, n: float) -> str:
+    if n >= 90:
+        return t(lang, "minutes", n=n / 60)
+    return t(lang, "seconds" if n < 10 else "seconds_whole", n=n)
+
+
+def count_of(lang: str, n: int, unit: str) -> str:
+    """"6 pages", "1 page", "6 页"; unit is "pages" or "parts" (English plural)."""
+    if unit == "pages":
+        return t(lang, "pages" if n == 1 else "pages_plural", count=n)
+    if lang == ZH:
+        return f"{n:,} {UNITS_ZH.get(unit, unit)}"
+    return f"{n:,} {unit.removesuffix('s') if n == 1 else unit}"
+
+
+def progress_line(lang: str, progress: Progress, now: float) -> str:
+    """Progress as a sentence; English is the core's own line. `now` is time.monotonic()."""
+    if lang != ZH:
+        return progress.line()
+    unit = UNITS_ZH.get(progress.unit, progress.unit)
+    text = f"{STAGES_ZH.get(progress.stage, progress.stage)}：{progress.done:,} / {progress.total:,} {unit}"
+    if progress.failed:
+        text += f"（{progress.failed:,} 失败）"
+    if progress.done > progress.resumed and now - progress.started >= MIN_RATE_S:
+        text += f" — 每秒 {progress.per_s:.1f} {unit}"
+        eta = progress.eta_s
+        text += f"，约剩 {eta:.0f} 秒" if eta is not None and not progress.finished else ""
+    return text

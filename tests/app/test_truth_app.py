@@ -1,0 +1,37 @@
+"""Issue 17 over Chainlit's own protocol, in the real app: a file-only message names its files
+(the chat's first interaction is never empty, which is what the page's stop button needs), and an
+answer the server cut at max_tokens says so and how to raise it."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from tests.support.chainlit_client import ChainlitSession
+
+pytestmark = pytest.mark.app
+
+
+async def test_a_file_only_message_names_its_file_and_titles_the_chat(
+        tmp_path, chat: ChainlitSession) -> None:
+    with (tmp_path / "list.csv").open("w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows([["text"], ["一"], ["二"]])
+    ref = await chat.upload(tmp_path / "list.csv")
+    start = chat.mark()
+    await chat.send("", file_refs=[ref])
+    first = await chat.wait_for(lambda e: e.name == "first_interaction", 60, start)
+    assert first.data["interaction"] == "📎 list.csv"  # the stop button shows only when not empty
+    await chat.wait_for(lambda e: e.name == "update_message" and e.data.get("type") == "user_message"
+                        and e.data.get("output") == "📎 list.csv", 60, start)
+    await chat.wait_for(lambda e: e.name == "element" and e.data.get("name") == "list.translated.csv",
+                        120, start)
+
+
+async def test_an_answer_cut_at_the_token_limit_says_so(chat: ChainlitSession) -> None:
+    await chat.change_settings({"system_prompt": "", "temperature": 1.0, "max_tokens": 16})
+    start = await chat.ask("Tell me a long story.")
+    notes = [m["output"] for m in chat.messages(start) if m.get("type") == "system_message"]
+    assert notes == ["The answer stopped at the token limit (16 tokens). For a longer one, raise "
+                     "**Max new tokens** in the ⚙ settings and ask again."]
+    assert len(chat.answers(start)) == 1  # the answer itself is the model's text alone

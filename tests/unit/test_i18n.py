@@ -1,0 +1,97 @@
+"""The app's own sentences in English and Simplified Chinese: the browser's language picks them,
+the target language defaults to the other one, progress reads in Chinese, a file-only message
+gets its files' names, and a stream cut at max_tokens says so (finish_reason "length")."""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+from pathlib import Path
+
+import httpx
+
+from chainlit_app.file_only import FILES_ONLY, name_files, typed_text
+from chainlit_app.i18n import EN, TEXT, ZH, default_target, language_of, progress_line, seconds, t
+from glm1m.llm import ChatParams, CutAtLimit, LlmClient
+from glm1m.progress import Progress
+from glm1m.settings import Settings
+
+
+def test_the_browser_language_picks_chinese_for_any_zh_tag_and_english_otherwise() -> None:
+    assert [language_of(tag) for tag in ("zh-CN", "zh-TW", "zh", "ZH-cn")] == [ZH] * 4
+    assert [language_of(tag) for tag in ("en-US", "fr-FR", "", None)] == [EN] * 4
+
+
+def test_the_target_language_defaults_to_the_other_of_the_two() -> None:
+    assert default_target(ZH) == "English" and default_target(EN) == "简体中文"
+
+
+def fields(text: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+
+
+def test_every_sentence_has_both_languages_with_the_same_fields() -> None:
+    for key, (english, chinese) in TEXT.items():
+        assert english and chinese, key
+        assert fields(english) == fields(chinese), key
+        assert re.search(r"[\u4e00-\u9fff]", chinese), f"{key} is not Chinese"
+
+
+def test_chinese_sentences_are_chosen_for_a_chinese_browser() -> None:
+    assert t(ZH, "label_max_tokens") == "最大新词元数" and t(EN, "label_max_tokens") == "Max new tokens"
+    assert "演示模式" in t(ZH, "demo_banner") and "Demo mode" in t(EN, "demo_banner")
+    assert seconds(ZH, 2.1) == "2.1 秒" and seconds(EN, 42) == "42 s" and seconds(EN, 600) == "10 minutes"
+
+
+def test_the_welcome_names_every_format_and_what_each_kind_of_file_is_for() -> None:
+    for lang in (EN, ZH):
+        welcome = t(lang, "welcome", target="x")
+        for name in ("PDF", "DOCX", "EPUB", "MOBI", "FB2", "XPS", "TXT", "Markdown", "HTML", "OCR",
+                     "CSV", "XLSX"):
+            assert name in welcome, (lang, name)
+
+
+def test_progress_reads_in_chinese_with_rate_and_time_left() -> None:
+    progress = Progress("translating", 30, 300, unit="rows", failed=2, started=100.0)
+    line = progress_line(ZH, progress, now=110.0)
+    assert line.startswith("翻译：30 / 300 行（2 失败）") and "每秒" in line and "约剩" in line
+    assert progress_line(EN, progress, now=110.0) == progress.line()
+
+
+def test_a_message_with_only_files_gets_their_names_and_no_typed_text() -> None:
+    files = {"f1": {"name": "terms.csv"}}
+    payload = {"message": {"output": "", "metadata": {}}, "fileReferences": [{"id": "f1"}]}
+    name_files(files, payload)
+    assert payload["message"]["output"] == "📎 terms.csv" and payload["message"]["metadata"][FILES_ONLY]
+    assert typed_text(payload["message"]["output"], payload["message"]["metadata"]) == ""
+    typed = {"message": {"output": "Summarise it", "metadata": {}}, "fileReferences": [{"id": "f1"}]}
+    name_files(files, typed)
+    assert typed["message"]["output"] == "Summarise it" and typed_text("Summarise it", {}) == "Summarise it"
+
+
+def sse(*chunks: tuple[str, str | None]) -> str:
+    lines = [json.dumps({"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m",
+                         "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": end}]})
+             for text, end in chunks]
+    return "".join(f"data: {line}\n\n" for line in lines) + "data: [DONE]\n\n"
+
+
+async def stream(tmp_path: Path, body: str) -> list[str]:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, text=body, headers={"content-type": "text/event-stream"})
+
+    settings = Settings(base_url="http://127.0.0.1:9/v1", retries=0, api_key="k", data_dir=tmp_path)
+    llm = LlmClient(settings, transport=httpx.MockTransport(handler))
+    try:
+        return [piece async for piece in llm.stream_chat([{"role": "user", "content": "hi"}],
+                                                         ChatParams(0.0, 2))]
+    finally:
+        await llm.aclose()
+
+
+async def test_a_stream_cut_at_max_tokens_ends_with_an_empty_cut_marker(tmp_path: Path) -> None:
+    pieces = await stream(tmp_path, sse(("Hel", None), ("lo", "length")))
+    assert "".join(pieces) == "Hello" and isinstance(pieces[-1], CutAtLimit)
+    finished = await stream(tmp_path, sse(("Hel", None), ("lo", "stop")))
+    assert finished == ["Hel", "lo"] and not any(isinstance(p, CutAtLimit) for p in finished)
