@@ -26,9 +26,8 @@ from glm1m.errors import DocumentError
 from glm1m.progress import OnProgress, Progress, ignore
 from glm1m.settings import Settings
 
-# MuPDF's OCR text puts two spaces between words and Tesseract's chi_sim one between CJK
-# characters: one space, and none between two CJK characters, read as a text layer does.
-WORD_GAP = re.compile(r"(?<=\S) {2,}(?=\S)")
+# Tesseract's chi_sim puts a space between CJK characters now and then: none between two CJK
+# characters, read as a text layer does.
 CJK = "\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef"
 CJK_GAP = re.compile(f"(?<=[{CJK}]) +(?=[{CJK}])")
 POLL_S = 0.2  # how often the wait for a page looks at `stop` and at the workers' health
@@ -125,12 +124,13 @@ def ocr_pages(path: Path, filetype: str, indices: Sequence[int], options: OcrOpt
             try:
                 index, text, error = results.get(timeout=POLL_S)
             except queue.Empty:
-                dead = [w for w in workers if w.exitcode not in (None, 0)]
+                dead = [w.exitcode for w in workers if w.exitcode not in (None, 0)]
                 if dead:
+                    why = ("it was killed, most likely for want of memory" if dead[0] == -signal.SIGKILL
+                           else f"exit code {dead[0]}; the app's log says why")
                     raise DocumentError(
                         f"Reading the scanned pages of {name} stopped: an OCR process ended "
-                        f"(exit code {dead[0].exitcode}; out of memory?). Try again, or set "
-                        f"GLM1M_OCR_WORKERS lower.") from None
+                        f"({why}). Try again, or set GLM1M_OCR_WORKERS lower.") from None
                 continue
             if error:
                 raise DocumentError(f"Page {index + 1} of {name} could not be read with OCR "
@@ -177,12 +177,29 @@ def work(job: Job, tasks: multiprocessing.Queue, results: multiprocessing.Queue)
                 page = doc.load_page(index)
                 textpage = page.get_textpage_ocr(language=job.languages, dpi=job.dpi, full=True,
                                                  tessdata=job.tessdata)
-                results.put((index, tidy(page.get_text(textpage=textpage, sort=True)), ""))
+                results.put((index, lines_of(page.get_text("words", textpage=textpage)), ""))
             except (RuntimeError, ValueError) as error:
                 results.put((index, "", str(error) or type(error).__name__))
 
 
-def tidy(text: str) -> str:
+def lines_of(words: list[tuple]) -> str:
+    """Text from OCR'd words (x0, y0, x1, y1, word, ...). MuPDF hands Tesseract's words over as
+    lines of one word each, so lines are rebuilt: words whose middles lie within half a word's
+    height of each other form a line, left to right; a gap of more than a line's height between
+    lines is a paragraph break. (Reading a page with sort=True instead interleaved the lines of a
+    scanned Chinese man page where tabs left wide gaps.)"""
     from glm1m.documents.pdf import normalise
 
-    return normalise(CJK_GAP.sub("", WORD_GAP.sub(" ", text)))
+    placed = sorted(((w[1] + w[3]) / 2, w[3] - w[1], w[0], str(w[4])) for w in words if str(w[4]).strip())
+    lines: list[tuple[float, float, list[tuple[float, str]]]] = []  # middle, height, (x, word)
+    for middle, height, x, word in placed:
+        if lines and abs(middle - lines[-1][0]) <= max(height, lines[-1][1]) / 2:
+            lines[-1][2].append((x, word))
+        else:
+            lines.append((middle, height, [(x, word)]))
+    out: list[str] = []
+    for number, (middle, height, found) in enumerate(lines):
+        if number and middle - lines[number - 1][0] > 2.2 * max(height, lines[number - 1][1]):
+            out.append("")
+        out.append(" ".join(word for _, word in sorted(found)))
+    return normalise(CJK_GAP.sub("", "\n".join(out)))
