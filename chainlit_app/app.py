@@ -24,7 +24,7 @@ from chainlit_app.i18n import TEXT, default_target, t, target_words
 from chainlit_app.login import check_password, open_accounts_and_history
 from chainlit_app.resume import asked_in_thread, from_thread
 from chainlit_app.session import LANGUAGES, SessionState
-from chainlit_app.status import say, show_error, shows_errors
+from chainlit_app.status import say, show_error, shows_errors, stopped_in_chinese
 from chainlit_app.storage import mount_first
 from chainlit_app.translation_flow import run_translation
 from chainlit_app.upload_guard import upload_guard
@@ -108,6 +108,11 @@ async def on_settings_update(values: dict[str, Any]) -> None:
 @cl.on_chat_end
 async def on_chat_end() -> None:
     leaving.stop_when_gone()
+
+
+@cl.on_stop
+async def on_stop() -> None:
+    await stopped_in_chinese()
 
 
 @cl.on_message

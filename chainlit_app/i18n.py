@@ -9,6 +9,8 @@ through errors_zh.py. No Chainlit import here, so the catalog is tested without 
 
 from __future__ import annotations
 
+import re
+
 from glm1m.progress import MIN_RATE_S, Progress
 
 EN, ZH = "en", "zh"
@@ -117,6 +119,7 @@ TEXT: dict[str, tuple[str, str]] = {
             "**{label}** in the ⚙ settings and ask again.",
             "回答在词元上限（{limit:,} 个词元）处被截断。需要更长的回答，请在 ⚙ 设置中调高"
             "“**{label}**”后重新提问。"),
+    "stopped": ("Task manually stopped.", "任务已手动停止。"),
     "seconds": ("{n:.1f} s", "{n:.1f} 秒"),
     "seconds_whole": ("{n:.0f} s", "{n:.0f} 秒"),
     "minutes": ("{n:.0f} minutes", "{n:.0f} 分钟"),
@@ -124,8 +127,16 @@ TEXT: dict[str, tuple[str, str]] = {
 
 # The core's Progress stages and units, as the page says them in Chinese.
 STAGES_ZH = {"reading": "读取", "translating": "翻译", "counting tokens": "统计词元",
-             "combining notes": "汇总笔记"}
-UNITS_ZH = {"rows": "行", "cells": "个单元格", "pages": "页", "sections": "节", "parts": "段"}
+             "combining notes": "汇总笔记", "reading scanned pages (OCR)": "识别扫描页（OCR）"}
+UNITS_ZH = {"rows": "行", "cells": "个单元格", "pages": "页", "sections": "节", "parts": "段",
+            "groups": "组"}
+
+
+def stage_words(stage: str) -> str:
+    """A core stage in Chinese; "combining notes, round 2" keeps its round."""
+    if (rounds := re.fullmatch(r"combining notes, round (\d+)", stage)) is not None:
+        return f"汇总笔记（第 {rounds.group(1)} 轮）"
+    return STAGES_ZH.get(stage, stage)
 
 
 def language_of(tag: str | None) -> str:
@@ -175,7 +186,7 @@ def progress_line(lang: str, progress: Progress, now: float) -> str:
     if lang != ZH:
         return progress.line()
     unit = UNITS_ZH.get(progress.unit, progress.unit)
-    text = f"{STAGES_ZH.get(progress.stage, progress.stage)}：{progress.done:,} / {progress.total:,} {unit}"
+    text = f"{stage_words(progress.stage)}：{progress.done:,} / {progress.total:,} {unit}"
     if progress.failed:
         text += f"（{progress.failed:,} 失败）"
     if progress.done > progress.resumed and now - progress.started >= MIN_RATE_S:

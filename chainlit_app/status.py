@@ -10,6 +10,7 @@ from functools import wraps
 from typing import ParamSpec
 
 import chainlit as cl
+from chainlit.chat_context import chat_context
 
 from chainlit_app import metrics, session
 from chainlit_app.errors_zh import in_chinese
@@ -104,6 +105,20 @@ class StatusLine:
         def report(progress: Progress) -> None:
             loop.call_soon_threadsafe(self.report, progress)
         return report
+
+
+CHAINLIT_STOPPED = "Task manually stopped."  # the line Chainlit 2.12's stop handler sends itself
+
+
+async def stopped_in_chinese() -> None:
+    """For on_stop: Chainlit says CHAINLIT_STOPPED in English before the app hears of the stop;
+    a Chinese page gets it in Chinese."""
+    if session.lang() != ZH:
+        return
+    for message in chat_context.get():
+        if message.content == CHAINLIT_STOPPED:
+            message.content = t(ZH, "stopped")
+            await message.update()
 
 
 async def say(text: str, **kwargs: object) -> None:
