@@ -63,6 +63,7 @@ def main() -> None:
     args = parser.parse_args()
     cores = OcrOptions().worker_count(10_000)
     pages = args.pages or 4 * cores
+    load_before = os.getloadavg()[0]  # other work on the machine slows both configurations
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "scan.pdf"
         originals = scanned_copy(args.pdf, pages, args.scan_dpi, path)
@@ -76,16 +77,18 @@ def main() -> None:
                 texts = ocr_pages(path, "pdf", range(pages), options, path.name)
                 runs[workers].append(time.perf_counter() - started)
     print(f"{date.today()}, {platform.node()}: {cores} cores ({platform.processor() or platform.machine()}), "
-          f"load average before {os.getloadavg()[0]:.2f}; PyMuPDF {pymupdf.__version__} (MuPDF "
-          f"{pymupdf.mupdf_version}), {args.languages} at {args.dpi} dpi; {pages} pages of "
-          f"{args.pdf.name} scanned at {args.scan_dpi} dpi; {args.rounds} round(s), median")
+          f"load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after; "
+          f"PyMuPDF {pymupdf.__version__} (MuPDF {pymupdf.mupdf_version}), {args.languages} at "
+          f"{args.dpi} dpi; {pages} pages of {args.pdf.name} scanned at {args.scan_dpi} dpi; "
+          f"{args.rounds} round(s), median")
     print()
-    print("| workers | seconds | pages/s | vs 1 worker |")
+    print("| workers | seconds (each round) | pages/s | vs 1 worker |")
     print("|---|---|---|---|")
     base = statistics.median(runs[1])
     for workers, seconds in runs.items():
         median = statistics.median(seconds)
-        print(f"| {workers} | {median:.1f} | {pages / median:.2f} | {base / median:.2f}x |")
+        each = " / ".join(f"{s:.1f}" for s in seconds)
+        print(f"| {workers} | {median:.1f} ({each}) | {pages / median:.2f} | {base / median:.2f}x |")
     shares = [recall(originals[i], texts.get(i, "")) for i in range(pages)]
     print()
     print(f"words of the text layer found in the OCR text: {statistics.mean(shares):.1%} on average, "
