@@ -10,6 +10,7 @@ the sentence to show.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -35,6 +36,19 @@ Message = dict[str, str]  # {"role": ..., "content": ...}, the OpenAI chat shape
 HEALTH_MISSES = 2  # failed /health checks in a row that mean the server is gone, not busy
 HEALTH_TIMEOUT_S = 5.0
 RETRY_BASE_S, RETRY_MAX_S = 0.5, 8.0  # the OpenAI client's own backoff, for the calls it does not make
+
+
+# Behind vLLM's router (consistent_hash, server/router.py) requests with one X-Session-ID go to one
+# server. A long prompt's opening names its document (the document comes first, the question last),
+# so a document's follow-ups reach the server whose prefix cache holds it; short prompts (CSV rows)
+# differ within it and spread. Without the header vllm-router 0.1.17 hashed every chat request to
+# the same key ("request:null"), one server for all. A server without a router ignores it.
+AFFINITY_CHARS = 4000
+
+
+def affinity_headers(messages: list[Message]) -> dict[str, str]:
+    opening = "".join(str(m.get("content") or "") for m in messages)[:AFFINITY_CHARS]
+    return {"X-Session-ID": hashlib.sha256(opening.encode()).hexdigest()[:32]}
 
 
 def backoff_s(attempt: int, retry_after: str | None = None) -> float:
@@ -103,6 +117,8 @@ class LlmClient:
             base_url=settings.server_root, timeout=httpx.Timeout(30.0, connect=5.0),
             headers={"Authorization": f"Bearer {api_key}"}, transport=transport,
         )
+        # Absolute when /tokenize is a server's behind a router (Settings.tokenize_url).
+        self._tokenize = f"{settings.tokenize_root}/tokenize"
         self._max_model_len: int | None = None
 
     async def aclose(self) -> None:
@@ -126,13 +142,13 @@ class LlmClient:
 
     async def count_chat_tokens(self, messages: list[Message]) -> int:
         """Exact prompt length of a chat, by the server's own tokenizer and chat template."""
-        body = await self._post_json("/tokenize", {
+        body = await self._post_json(self._tokenize, {
             "model": self.settings.model, "messages": messages, "add_generation_prompt": True,
         })
         return int(body["count"])
 
     async def count_text_tokens(self, text: str) -> int:
-        body = await self._post_json("/tokenize", {
+        body = await self._post_json(self._tokenize, {
             "model": self.settings.model, "prompt": text, "add_special_tokens": False,
         })
         return int(body["count"])
@@ -176,7 +192,7 @@ class LlmClient:
             stream = await self._client.chat.completions.create(
                 model=self.settings.model, messages=_openai_messages(messages), stream=True,
                 temperature=params.temperature, max_tokens=params.max_tokens, stop=params.stop,
-                extra_body=params.extra,
+                extra_body=params.extra, extra_headers=affinity_headers(messages),
                 # No read timeout from httpx: stream_chat keeps the clocks itself (see there).
                 timeout=openai.Timeout(self.settings.request_timeout_s, read=None),
             )
@@ -223,7 +239,7 @@ class LlmClient:
 
     async def _healthy(self) -> bool:
         try:
-            reply = await self._http.get("/health", timeout=HEALTH_TIMEOUT_S)
+            reply = await self._http.get(self.settings.health_path, timeout=HEALTH_TIMEOUT_S)
         except httpx.HTTPError:
             return False
         return reply.status_code == 200
@@ -243,7 +259,7 @@ class LlmClient:
             reply = await client.chat.completions.create(
                 model=self.settings.model, messages=_openai_messages(messages),
                 temperature=params.temperature, max_tokens=params.max_tokens, stop=params.stop,
-                extra_body=params.extra,
+                extra_body=params.extra, extra_headers=affinity_headers(messages),
             )
         except openai.APIError as exc:
             raise self._user_error(exc) from exc

@@ -17,6 +17,12 @@ class Settings(BaseSettings):
 
     data_dir: Path = Field(Path("var"), description="where produced files and checkpoints live")
     base_url: str = Field("http://127.0.0.1:8000/v1", description="OpenAI-compatible URL of vLLM")
+    tokenize_url: str = Field(
+        "", description="where /tokenize is asked when base_url is vLLM's router, which cannot "
+                        "pass the key on it: one server behind it (empty: base_url's server)")
+    health_path: str = Field(
+        "/health", description="what is polled while a long prompt is read: /readiness behind "
+                               "vLLM's router (its /health fails while any one server is down)")
     api_key: str = Field("", description="API key the model server expects (empty: the one "
                                           "`glm1m serve` keeps in DATA_DIR/server-api-key)")
     model: str = Field("glm-4-9b-chat-1m", description="served model name")
@@ -105,6 +111,10 @@ class Settings(BaseSettings):
     def server_root(self) -> str:
         """vLLM's own endpoints (/tokenize, /metrics, /health) sit beside /v1, not under it."""
         return self.base_url.rstrip("/").removesuffix("/v1")
+
+    @property
+    def tokenize_root(self) -> str:
+        return self.tokenize_url.rstrip("/").removesuffix("/v1") or self.server_root
 
     @property
     def auth_required(self) -> bool:

@@ -43,6 +43,8 @@ class ServeOptions:
     extra_args: list[str] = field(default_factory=list)
     # On a GPU: the profile's flags (server/profile.py); they carry --max-model-len themselves.
     profile_flags: list[str] = field(default_factory=list)
+    # CUDA_VISIBLE_DEVICES of one replica of `glm1m serve --replicas` (None: every GPU it sees).
+    devices: str | None = None
 
     @property
     def base_url(self) -> str:
@@ -103,6 +105,8 @@ def vllm_env(options: ServeOptions) -> dict[str, str]:
     env = dict(os.environ)
     if not options.gpu:
         env.setdefault("VLLM_CPU_KVCACHE_SPACE", CPU_KV_CACHE_GIB)
+    if options.devices is not None:
+        env["CUDA_VISIBLE_DEVICES"] = options.devices
     if options.api_key:
         # vLLM reads its key from here too. Not on the command line: `ps` shows that to every user
         # of the machine, and `glm1m serve` prints it; a key starting with "-" also broke argparse.

@@ -44,6 +44,15 @@ def stop(proc: subprocess.Popen, grace_s: float = STOP_GRACE_S) -> None:
     proc.wait()
 
 
+def terminate(proc: subprocess.Popen) -> None:
+    """SIGTERM to the leader only, without waiting: `stop` then waits for several at once."""
+    if proc.poll() is None:
+        try:
+            proc.send_signal(signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+
+
 def _signal_group(proc: subprocess.Popen, sig: signal.Signals) -> None:
     try:
         os.killpg(proc.pid, sig)

@@ -10,7 +10,7 @@ import argparse
 import signal
 import sys
 
-from glm1m.cli import extract, plan, serve, summarize, translate, up, users
+from glm1m.cli import extract, plan, router, serve, summarize, translate, up, users
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -18,6 +18,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     serve.add_command(commands)
     up.add_command(commands)
+    router.add_command(commands)
     translate.add_command(commands)
     plan.add_command(commands)
     summarize.add_command(commands)

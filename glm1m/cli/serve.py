@@ -12,6 +12,7 @@ from glm1m.errors import PlanError, StartFailed, UserFacingError
 from glm1m.settings import Settings
 from server.launch import DEFAULT_MODEL, ServeOptions
 from server.profile import PROFILES
+from server.replicas import Stack
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 # What answers without the key (server/middleware/glm1m_route_guard.py guards every other route).
@@ -47,6 +48,9 @@ def add_serve_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gpus", type=int, default=1,
                         help="GPUs to use: data parallel when one GPU holds a full request, else "
                              "tensor parallel (see glm1m plan --gpus N)")
+    parser.add_argument("--replicas", type=int, default=1,
+                        help="model servers on this machine, --gpus GPUs each, behind vLLM's router "
+                             "on --port (replica i on PORT+10+i); see docs/serving.md")
     add_layout_arg(parser)
     parser.add_argument("vllm_args", nargs=argparse.REMAINDER,
                         help="after --: extra flags passed to vllm serve as they are")
@@ -100,6 +104,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         options = serve_options(args, settings)
     except UserFacingError as error:  # the plan, or the server-api-key file
         return fail(str(error))
+    if args.replicas > 1:
+        return serve_replicas(args, options, settings)
     say("starting: " + " ".join(launch.vllm_command(options, launch.vllm_python(settings))))
     server: subprocess.Popen | None = None
     try:
@@ -115,6 +121,46 @@ def cmd_serve(args: argparse.Namespace) -> int:
     finally:
         if server is not None:
             process.stop(server)
+
+
+def plan_replicas(args: argparse.Namespace, options: ServeOptions, settings: Settings) -> Stack:
+    """Raises PlanError when the GPUs cannot hold --replicas x --gpus."""
+    from server import replicas
+    from server.gpus import detect_gpus
+
+    detected = len(detect_gpus()) if options.gpu else 0
+    return replicas.plan_stack(options, args.replicas, args.gpus, detected, settings)
+
+
+def ready_line(stack: Stack) -> str:
+    return (f"model server ready at {stack.router.base_url}/v1 (vLLM's router in front of "
+            f"{len(stack.servers)} replicas; the app asks {stack.servers[0].base_url} for "
+            f"/tokenize: GLM1M_TOKENIZE_URL)")
+
+
+def serve_replicas(args: argparse.Namespace, options: ServeOptions, settings: Settings) -> int:
+    """N servers and the router in front; Ctrl-C (or SIGTERM) stops all of them by PID."""
+    import subprocess
+
+    from server import replicas
+
+    procs: list[subprocess.Popen] = []
+    try:
+        stack = plan_replicas(args, options, settings)
+        settings.log_dir.mkdir(parents=True, exist_ok=True)
+        procs = replicas.start_stack(stack, settings, settings.log_dir, say)
+        record_served(stack.servers[0], args, settings)
+        say(ready_line(stack))
+        return replicas.supervise(procs, stack, settings, settings.log_dir, say)
+    except OSError as error:
+        return fail(f"cannot write logs to {settings.log_dir} ({error.strerror}); give "
+                    f"GLM1M_DATA_DIR a folder this user can write.")
+    except UserFacingError as error:  # the plan, a port taken, a server that did not start
+        return fail(str(error), 1)
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        replicas.stop_stack(procs)
 
 
 def flag_value(cmd: list[str], name: str) -> str | None:

@@ -59,9 +59,14 @@ def add_command(commands: argparse._SubParsersAction) -> None:
     up.set_defaults(run=cmd_up)
 
 
-def ui_env(server: ServeOptions) -> dict[str, str]:
+def ui_env(server: ServeOptions, tokenize_url: str = "") -> dict[str, str]:
+    """`server`: the model server, or the router in front of replicas (then `tokenize_url` is a
+    replica's: vllm-router 0.1.17 cannot pass the key on /tokenize, see server/router.py)."""
     env = dict(os.environ)
     env["GLM1M_BASE_URL"] = f"{server.base_url}/v1"
+    if tokenize_url:
+        env["GLM1M_TOKENIZE_URL"] = tokenize_url
+        env["GLM1M_HEALTH_PATH"] = "/readiness"  # the router's: 200 while one server answers
     env["GLM1M_DEMO"] = "true" if server.demo else "false"
     if server.api_key:
         env["GLM1M_API_KEY"] = server.api_key
@@ -69,12 +74,13 @@ def ui_env(server: ServeOptions) -> dict[str, str]:
 
 
 def start_ui(server: ServeOptions, host: str, port: int, settings: Settings,
-             log_path: str) -> subprocess.Popen:
+             log_path: str, tokenize_url: str = "") -> subprocess.Popen:
     from server import process
 
     process.require_free_port(host, port, "the UI")
     root = prepare_ui_root(settings)
-    return process.start(ui_command(host, port), env=ui_env(server), cwd=str(root), log_path=log_path)
+    return process.start(ui_command(host, port), env=ui_env(server, tokenize_url), cwd=str(root),
+                         log_path=log_path)
 
 
 def ui_answers(url: str) -> bool:
@@ -113,6 +119,8 @@ def cmd_up(args: argparse.Namespace) -> int:
     server_log, ui_log = str(settings.log_dir / "vllm.log"), str(settings.log_dir / "chainlit.log")
     if options.demo:
         say("no GPU found (or --demo): serving the demo model, random weights, answers are noise")
+    if args.replicas > 1:
+        return up_replicas(args, options, settings)
     say(f"starting the model server (log: {server_log}) ...")
     children: list[subprocess.Popen] = []
     try:
@@ -141,3 +149,35 @@ def wait_any(children: list[subprocess.Popen]) -> int:
     name = "model server" if pid == children[0].pid else "UI"
     say(f"the {name} exited (status {os.waitstatus_to_exitcode(status)}); stopping the rest")
     return 1
+
+
+def up_replicas(args: argparse.Namespace, options: ServeOptions, settings: Settings) -> int:
+    """`glm1m up --replicas N`: the replicas and the router (glm1m serve --replicas), then the UI
+    talking to the router; a replica that exits is started again, the UI or the router ending
+    stops everything."""
+    from dataclasses import replace
+
+    from glm1m.cli.serve import plan_replicas, ready_line
+    from server import replicas
+
+    procs: list[subprocess.Popen] = []
+    ui_log = str(settings.log_dir / "chainlit.log")
+    try:
+        stack = plan_replicas(args, options, settings)
+        procs = replicas.start_stack(stack, settings, settings.log_dir, say)
+        record_served(stack.servers[0], args, settings)
+        say(ready_line(stack) + f"; starting the UI (log: {ui_log}) ...")
+        front = replace(options, host=stack.router.host, port=stack.router.port)
+        url = f"http://{args.ui_host}:{args.ui_port}"
+        procs.append(start_ui(front, args.ui_host, args.ui_port, settings, ui_log,
+                              tokenize_url=stack.servers[0].base_url))
+        wait_ui(procs[-1], url, ui_log)
+        say(f"open {url}  (Ctrl-C stops all)")
+        return replicas.supervise(procs, stack, settings, settings.log_dir, say)
+    except UserFacingError as error:
+        return fail(str(error), 1)
+    except KeyboardInterrupt:
+        say("stopping ...")
+        return 0
+    finally:
+        replicas.stop_stack(procs)

