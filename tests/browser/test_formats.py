@@ -77,3 +77,22 @@ def test_a_scanned_pdf_answer_shows_the_page_read_by_ocr(page: Page, citing_app:
     page.wait_for_selector("text=/安装指南/", timeout=30_000)  # the OCR text, beside the answer
     page.wait_for_selector("text=/quick brown fox/")
     screenshot(page, "scanned-pdf-cited-page")
+
+
+def test_ocr_progress_shows_its_rate_and_stop_ends_the_ocr_processes(page: Page, citing_app: App,
+                                                                      tmp_path: Path) -> None:
+    from tests.integration.test_ocr import children
+    from tests.support.metrics import eventually
+
+    attach_and_ask(page, citing_app, make_scanned_pdf(tmp_path / "long.pdf", [FIRST] * 16), "[p. 1]",
+                   "Summarise it.")
+    # The status line while OCR runs: pages read of all, pages per second, time left.
+    page.wait_for_selector("text=/scanned pages \\(OCR\\): [1-9][0-9]* of 16 pages — [0-9.]+ pages\\/s, "
+                           "about [0-9]+ s left/", timeout=180_000)
+    workers = children(citing_app.service.pid)
+    assert workers, "OCR runs in worker processes of the app"
+    screenshot(page, "ocr-progress")
+    page.click("#stop-button")
+    eventually(lambda: not children(citing_app.service.pid), 30, "the OCR processes ended")
+    assert not any(Path(f"/proc/{pid}").exists() for pid in workers)
+    page.wait_for_selector("#chat-submit")  # the chat goes on
