@@ -12,8 +12,8 @@ from pathlib import Path
 import chainlit as cl
 
 from chainlit_app.status import AUTHOR
-from glm1m.translation.formats import Source, open_table
-from glm1m.translation.xlsx import XlsxSource, shown
+from glm1m.translation.formats import Source, is_workbook, open_table
+from glm1m.translation.xlsx import XlsxSource, sheet_names, shown
 
 CHOICE_TIMEOUT_S = 300
 SEVERAL = "several"  # the payload key of the button that starts choosing several columns
@@ -40,22 +40,22 @@ def say(key: str, **fields: object) -> str:
 async def choose_table(path: Path, name: str) -> Source:
     """Open the upload as CSV or XLSX (off the event loop: both read the whole file) and let the
     user choose the sheet and the columns."""
-    source = await asyncio.to_thread(open_table, path, name)
-    if isinstance(source, XlsxSource) and len(source.sheets) > 1:
-        sheet = await choose_sheet(source)
-        if sheet != source.sheet:
-            source = await asyncio.to_thread(open_table, path, name, sheet)
+    sheet = None
+    if is_workbook(path, name):  # the sheet first: the one Excel opens on may hold no table
+        sheets = await asyncio.to_thread(sheet_names, path, name)
+        if len(sheets) > 1:
+            sheet = await choose_sheet(name, sheets)
+    source = await asyncio.to_thread(open_table, path, name, sheet)
     return await choose_columns(source)
 
 
-async def choose_sheet(source: XlsxSource) -> str:
-    ordered = [source.sheet] + [s for s in source.sheets if s != source.sheet]
+async def choose_sheet(name: str, sheets: tuple[str, ...]) -> str:
+    """sheets[0] is offered first, and taken when no choice is made."""
     answer = await cl.AskActionMessage(
-        content=say("sheet", name=source.shown_name, count=len(source.sheets)), author=AUTHOR,
-        timeout=CHOICE_TIMEOUT_S,
-        actions=[cl.Action(name="sheet", payload={"sheet": s}, label=s) for s in ordered],
+        content=say("sheet", name=name, count=len(sheets)), author=AUTHOR, timeout=CHOICE_TIMEOUT_S,
+        actions=[cl.Action(name="sheet", payload={"sheet": s}, label=s) for s in sheets],
     ).send()
-    return str(answer["payload"]["sheet"]) if answer else source.sheet
+    return str(answer["payload"]["sheet"]) if answer else sheets[0]
 
 
 def label(source: Source, column: str) -> str:

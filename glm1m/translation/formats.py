@@ -35,16 +35,21 @@ def open_table(path: Path, name: str | None = None, sheet: str | None = None,
     """A CSV or an .xlsx workbook (by its name, or its first bytes when the name says neither),
     with the sheet and columns chosen (default: the sheet Excel opens on, its first text column)."""
     name = name or path.name
-    suffix = Path(name).suffix.lower()
-    head = b""
-    if path.exists():
-        with path.open("rb") as f:
-            head = f.read(8)
-    if is_workbook_name(name) or suffix == ".xls" or head.startswith((ZIP_MAGIC, OLE_MAGIC)):
+    if is_workbook(path, name):
         return open_workbook(path, sheet, columns, name, settings)
     if sheet is not None:
         raise CsvError(f"{name} is a CSV file, which has no sheets: leave out the sheet.")
     return open_source(path, None, name, columns=columns)
+
+
+def is_workbook(path: Path, name: str) -> bool:
+    """An .xlsx or .xls by its name, or a zip or OLE file by its first bytes (a CSV is neither)."""
+    head = b""
+    if path.exists():
+        with path.open("rb") as f:
+            head = f.read(8)
+    return (is_workbook_name(name) or Path(name).suffix.lower() == ".xls"
+            or head.startswith((ZIP_MAGIC, OLE_MAGIC)))
 
 
 def chosen(source: Source) -> tuple[str, ...]:

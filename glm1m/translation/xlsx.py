@@ -134,6 +134,19 @@ def load(path: Path, name: str, **kw: Any) -> Any:
                        f"({type(error).__name__}). Open it in Excel, save it again, and retry.") from error
 
 
+def sheet_names(path: Path, name: str, settings: Settings | None = None) -> tuple[str, ...]:
+    """The workbook's sheets with cells, in order, the one Excel opens on first (checked as
+    open_workbook checks it), so a door can ask which one before any is read."""
+    check_container(path, name, settings or get_settings())
+    book = load(path, name, read_only=True, data_only=True)
+    try:
+        sheets = [ws.title for ws in book.worksheets]
+        active = book.active.title if book.active is not None else None
+    finally:
+        book.close()
+    return tuple(sorted(sheets, key=lambda s: s != active))
+
+
 def open_workbook(path: Path, sheet: str | None = None, columns: Sequence[str] = (),
                   name: str | None = None, settings: Settings | None = None) -> XlsxSource:
     """Check the file, choose the sheet (the named one, else the one Excel opens on) and the
@@ -168,7 +181,7 @@ def open_workbook(path: Path, sheet: str | None = None, columns: Sequence[str] =
     chosen = tuple(_find(source, c) for c in columns) or (_first_text(labels, scanned),)
     if not scanned:
         raise CsvError(f"Sheet {title!r} of {name} has a header row but no rows below it: there is "
-                       f"nothing to translate.")
+                       f"nothing to translate{_others(sheets, title)}.")
     return XlsxSource(path, title, sheets, header_row, labels, letters,
                       tuple(dict.fromkeys(chosen)), name, settings.xlsx_max_rows)
 
