@@ -1,0 +1,102 @@
+"""What `glm1m router` and `glm1m serve --replicas` would start, without starting it: the router's
+flags, the replicas' ports and GPUs, and the key a request carries to pick its replica."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from glm1m.cli.main import build_parser
+from glm1m.errors import PlanError, StartFailed
+from glm1m.llm import AFFINITY_CHARS, ChatParams, LlmClient, affinity_headers
+from glm1m.settings import Settings
+from server import replicas, router
+from server.launch import ServeOptions, vllm_env
+
+
+def flag(cmd: list[str], name: str) -> str:
+    return cmd[cmd.index(name) + 1]
+
+
+def test_the_router_outlasts_the_longest_wait_glm1m_allows_and_keeps_documents_on_one_replica() -> None:
+    settings = Settings(first_token_timeout_s=3600, request_timeout_s=600)
+    options = router.router_options(["http://a:8000/v1", "http://b:8000/"], settings, port=9000)
+    cmd = router.router_command(options, "python")
+    assert int(flag(cmd, "--request-timeout-secs")) >= 3600 + 600
+    assert flag(cmd, "--policy") == "consistent_hash"
+    assert cmd[cmd.index("--worker-urls") + 1:cmd.index("--worker-urls") + 3] == ["http://a:8000", "http://b:8000"]
+    assert flag(cmd, "--prometheus-port") == "9003" and flag(cmd, "--prometheus-host") == "127.0.0.1"
+    # The router is never handed the key: with it, it answered /tokenize for anyone.
+    assert "--api-key" not in cmd
+
+
+@pytest.mark.parametrize("backends", [[], ["a:8000"], ["http://a:8000", "http://a:8000/v1"]])
+def test_backends_must_be_distinct_urls(backends: list[str]) -> None:
+    with pytest.raises(StartFailed):
+        router.router_options(backends, Settings())
+
+
+def test_replicas_get_ports_of_their_own_and_the_router_the_usual_one() -> None:
+    stack = replicas.plan_stack(ServeOptions(port=8000, demo=True, api_key="k"), 3, 1, 0, Settings())
+    assert [s.port for s in stack.servers] == [8010, 8011, 8012]
+    assert {s.host for s in stack.servers} == {"127.0.0.1"} and stack.router.port == 8000
+    assert stack.router.backends == ("http://127.0.0.1:8010", "http://127.0.0.1:8011",
+                                     "http://127.0.0.1:8012")
+    assert [s.devices for s in stack.servers] == [None, None, None]
+
+
+def test_each_replica_sees_its_own_group_of_gpus() -> None:
+    stack = replicas.plan_stack(ServeOptions(gpu=True), 2, 2, 4, Settings())
+    assert [s.devices for s in stack.servers] == ["0,1", "2,3"]
+    assert vllm_env(stack.servers[1])["CUDA_VISIBLE_DEVICES"] == "2,3"
+    with pytest.raises(PlanError, match="needs 6 GPUs"):
+        replicas.plan_stack(ServeOptions(gpu=True), 3, 2, 4, Settings())
+    with pytest.raises(PlanError):
+        replicas.plan_stack(ServeOptions(), 1, 1, 0, Settings())
+
+
+def test_a_documents_questions_share_a_replica_key_and_rows_do_not() -> None:
+    document = "<document>" + "clause 7 applies. " * 400 + "</document>"
+    assert len(document) > AFFINITY_CHARS
+    first = affinity_headers([{"role": "system", "content": "s"},
+                              {"role": "user", "content": document + "\n\nQuestion: page 1?"}])
+    again = affinity_headers([{"role": "system", "content": "s"},
+                              {"role": "user", "content": document + "\n\nQuestion: and 2?"}])
+    rows = {affinity_headers([{"role": "user", "content": f"row {i}"}])["X-Session-ID"] for i in range(50)}
+    assert first == again and len(rows) == 50
+
+
+async def test_behind_a_router_the_client_tokenizes_on_a_server_and_names_the_document() -> None:
+    seen: list[httpx.Request] = []
+
+    def reply(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        if request.url.path == "/tokenize":
+            return httpx.Response(200, json={"count": 3})
+        return httpx.Response(200, json={"id": "x", "object": "chat.completion", "created": 0,
+                                         "model": "m", "choices": [{
+                                             "index": 0, "finish_reason": "stop",
+                                             "message": {"role": "assistant", "content": "ok"}}]})
+
+    settings = Settings(base_url="http://router:8000/v1", tokenize_url="http://replica:8010/v1",
+                        api_key="k")
+    llm = LlmClient(settings, transport=httpx.MockTransport(reply))
+    messages = [{"role": "user", "content": "a document " * 500}]
+    try:
+        assert await llm.count_text_tokens("hello") == 3
+        assert await llm.complete(messages, ChatParams(0.0, 4)) == "ok"
+    finally:
+        await llm.aclose()
+    tokenize, chat = seen
+    assert str(tokenize.url) == "http://replica:8010/tokenize"
+    assert tokenize.headers["authorization"] == "Bearer k"
+    assert chat.url.host == "router"
+    assert chat.headers["x-session-id"] == affinity_headers(messages)["X-Session-ID"]
+    assert Settings(base_url="http://one:8000/v1").tokenize_root == "http://one:8000"
+
+
+def test_the_commands_take_the_flags() -> None:
+    args = build_parser().parse_args(["router", "--backend", "http://a:1", "--backend", "http://b:2"])
+    assert args.backend == ["http://a:1", "http://b:2"] and args.port == 8000
+    assert build_parser().parse_args(["serve", "--replicas", "2"]).replicas == 2
+    assert build_parser().parse_args(["up", "--replicas", "3"]).replicas == 3
