@@ -63,8 +63,9 @@ TEXT: dict[str, tuple[str, str]] = {
                "请保持此标签页打开：关闭后 {grace} 秒任务即停止。已翻译的行会保留；在此对话中再次附上同一"
                "文件即可从中断处继续。"),
     "tr_starting": ("Starting …", "正在开始 …"),
-    "tr_done": ("Finished: {line} in {seconds}.", "已完成：{line}，用时 {seconds}。"),
-    "tr_stopped_at": ("Stopped: {line} after {seconds}.", "已停止：{line}，用时 {seconds}。"),
+    "tr_done": ("Finished: {line} in {seconds}{rate}.", "已完成：{line}，用时 {seconds}{rate}。"),
+    "tr_stopped_at": ("Stopped: {line} after {seconds}{rate}.", "已停止：{line}，用时 {seconds}{rate}。"),
+    "tr_rate": (" ({rate:.1f} {unit}/s)", "（每秒 {rate:.1f} {unit}）"),
     "tr_failed_at": ("Ended by an error (see below) after {seconds}.", "因错误结束（见下方），"
                                                                        "用时 {seconds}。"),
     "tr_stopped": ("Stopped. The rows finished so far are in the file below; the others are marked.",

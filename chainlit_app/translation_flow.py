@@ -46,14 +46,14 @@ async def run_translation(path: Path, name: str, glossary_file: tuple[Path, str]
         # Stop (the button, or the tab closed): run_job has written the finished rows; hand them
         # over before ending.
         await status.finish(t(state.lang, "tr_stopped_at", line=done_line(state.lang, status),
-                              seconds=seconds(state.lang, status.elapsed_s)))
+                              seconds=seconds(state.lang, status.elapsed_s), rate=rate(state.lang, status)))
         await send_result(output, None)
         raise
     except Exception:
         await status.finish(t(state.lang, "tr_failed_at", seconds=seconds(state.lang, status.elapsed_s)))
         raise
     await status.finish(t(state.lang, "tr_done", line=summary_line(state.lang, summary),
-                          seconds=seconds(state.lang, status.elapsed_s)))
+                          seconds=seconds(state.lang, status.elapsed_s), rate=rate(state.lang, status)))
     await send_result(output, summary)
 
 
@@ -74,6 +74,14 @@ def job_head(lang: str, name: str, source: Source, job: Job,
     head = t(lang, "tr_head", name=name, how=how, columns=columns, source=source_words,
              target=target_words(lang, job.target_language), glossary=glossary)
     return f"{head}\n\n*{t(lang, 'tr_tab', grace=f'{leaving.GRACE_S:.0f}')}*"
+
+
+def rate(lang: str, status: StatusLine) -> str:
+    """" (18.8 rows/s)": units this run finished per second (resumed ones took no time), or ""."""
+    progress = status.progress
+    if progress is None or progress.done <= progress.resumed:
+        return ""
+    return t(lang, "tr_rate", rate=progress.per_s, unit=unit_words(lang, progress.unit))
 
 
 def done_line(lang: str, status: StatusLine) -> str:
