@@ -61,10 +61,11 @@ class RouterOptions:
 
 
 def request_timeout_s(settings: Settings) -> int:
-    """The router gives up on a request after this long, streamed answers included. glm1m waits
-    up to first_token_timeout_s for a long prompt's first token and then request_timeout_s of
-    silence between pieces: the router must outlast both, or it would cut the longest prefill
-    glm1m allows (3,600 s by default, sized for a 1M-token prompt on an A100) before glm1m does."""
+    """--request-timeout-secs is a deadline on the whole request, a streamed answer included
+    (measured: with 3 s, a stream was cut after 3.1 s, mid-answer). glm1m waits up to
+    first_token_timeout_s for a long prompt's first token (3,600 s by default, sized for a
+    1M-token prefill on an A100): the router's deadline is that plus request_timeout_s for the
+    answer to stream, so it never cuts what glm1m still waits for."""
     return math.ceil(settings.first_token_timeout_s + settings.request_timeout_s)
 
 
@@ -95,6 +96,8 @@ def router_command(options: RouterOptions, python: str = sys.executable) -> list
             "--prometheus-host", "127.0.0.1", "--prometheus-port", str(options.metrics_port),
             "--request-timeout-secs", str(options.request_timeout_s),
             "--health-check-interval-secs", str(HEALTH_INTERVAL_S),
+            # At start it waits for every server; its default looks every 30 s.
+            "--worker-startup-check-interval", "2",
             "--health-failure-threshold", str(HEALTH_FAILURES),
             "--health-success-threshold", str(HEALTH_SUCCESSES),
             "--log-level", "warning"]
