@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -217,7 +218,7 @@ def _check_whole(path: Path, encoding: str, name: str, skip: int = 0) -> None:
                    f"damaged or mixes encodings. {SAVE_AS_UTF8}")
 
 
-def _reader(path: Path, encoding: str, **kw) -> Iterator[pd.DataFrame]:
+def _reader(path: Path, encoding: str, **kw) -> Any:
     # dtype=str and keep_default_na=False: cells stay exactly as written ("NA", "001", "").
     return pd.read_csv(path, encoding=encoding, dtype=str, keep_default_na=False,
                        chunksize=CHUNK_ROWS, **kw)
@@ -244,7 +245,8 @@ def open_source(path: Path, column: str | None = None, name: str | None = None,
         raise CsvError(f"{name} is empty: there is nothing to translate.")
     encoding = detect_encoding(path, name)
     try:
-        first = next(_reader(path, encoding), None)
+        with _reader(path, encoding) as reader:  # closed: the file is not left open to the GC
+            first = next(reader, None)
     except pd.errors.EmptyDataError as error:
         raise CsvError(f"{name} has no header row and no data.") from error
     except pd.errors.ParserError as error:

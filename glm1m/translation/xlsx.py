@@ -127,11 +127,25 @@ def load(path: Path, name: str, **kw: Any) -> Any:
     try:
         with warnings.catch_warnings():  # "extension not supported": the sheet still reads
             warnings.simplefilter("ignore")
-            return load_workbook(handle, **kw)
+            book = load_workbook(handle, **kw)
+    except MemoryError:
+        handle.close()
+        raise
     except Exception as error:
         handle.close()
         raise CsvError(f"{name} could not be read as an .xlsx workbook: it is damaged "
                        f"({type(error).__name__}). Open it in Excel, save it again, and retry.") from error
+    if not kw.get("read_only"):
+        handle.close()  # a whole workbook has been read by now
+        return book
+    close = book.close
+
+    def close_both() -> None:  # the file ends with the book (ZipFile leaves a file it was given open)
+        close()
+        handle.close()
+
+    book.close = close_both
+    return book
 
 
 def sheet_names(path: Path, name: str, settings: Settings | None = None) -> tuple[str, ...]:
