@@ -132,7 +132,7 @@ async def read_record(status: StatusLine, doc: OpenDocument, first: bool) -> Non
     lang = status.lang
     took = seconds(lang, status.elapsed_s)
     if doc.strategy is Strategy.MAP_REDUCE:
-        parts = status.progress.total if status.progress is not None else 0
+        parts = status.totals.get("parts", 0)
         status.head = ""
         await status.finish(t(lang, "doc_read_parts", name=doc.name, seconds=took,
                               parts=count_of(lang, parts, "parts")))

@@ -15,7 +15,7 @@ from chainlit.chat_context import chat_context
 from chainlit_app import metrics, session
 from chainlit_app.errors_zh import in_chinese
 from chainlit_app.i18n import ZH, progress_line, t
-from chainlit_app.pacing import close
+from chainlit_app.pacing import Paced, close
 from chainlit_app.render import StreamedWithoutImages
 from glm1m.errors import UserFacingError
 from glm1m.llm import CutAtLimit
@@ -36,10 +36,9 @@ class StatusLine:
         self.lang = session.lang()
         self.began = time.monotonic()
         self.message = cl.Message(content=self._with_head(text), author=AUTHOR)
-        self._last = 0.0
-        self._later: asyncio.TimerHandle | None = None
-        self._closed = False
+        self._paced: Paced[Progress] = Paced(self._show, UPDATE_S)
         self.progress: Progress | None = None  # the latest reported, for lines that add to it
+        self.totals: dict[str, int] = {}  # by unit ("pages", "parts"): how many the work had
 
     def _with_head(self, text: str) -> str:
         return f"{self.head}\n\n{text}" if self.head and text else self.head or text
@@ -53,49 +52,30 @@ class StatusLine:
         return self
 
     async def set(self, text: str) -> None:
-        if self._closed:
+        if self._paced.closed:
             return
         self.message.content = self._with_head(text)
         await self.message.update()
 
     async def finish(self, text: str) -> None:
         """The line's last words: what was done. Later progress no longer changes it."""
-        self._close()
+        self._paced.close()
         self.message.content = self._with_head(text)
         await self.message.update()
 
     async def remove(self) -> None:
-        self._close()
+        self._paced.close()
         await self.message.remove()
 
-    def _close(self) -> None:
-        self._closed = True
-        if self._later is not None:
-            self._later.cancel()
-            self._later = None
-
     def report(self, progress: Progress) -> None:
-        """An OnProgress for work running on the event loop. At most two updates a second, and a
-        held-back one is shown when its half second is up: a row finished just after an update
-        must not wait for the next row (which may be half a minute away) to be seen."""
+        """An OnProgress for work running on the event loop: at most two updates a second, a
+        held-back one shown when its half second is up (pacing.Paced), the last one at once."""
         self.progress = progress
-        if self._closed:
-            return
-        now = time.monotonic()
-        if now - self._last >= UPDATE_S or progress.finished:
-            self._show(now)
-        elif self._later is None:
-            self._later = asyncio.get_running_loop().call_later(
-                UPDATE_S - (now - self._last), lambda: self._show(time.monotonic()))
+        self.totals[progress.unit] = progress.total
+        self._paced.report(progress, last=progress.finished)
 
-    def _show(self, now: float) -> None:
-        if self._later is not None:
-            self._later.cancel()
-            self._later = None
-        if self._closed or self.progress is None:
-            return
-        self._last = now
-        self.message.content = self._with_head(progress_line(self.lang, self.progress, now))
+    def _show(self, progress: Progress) -> None:
+        self.message.content = self._with_head(progress_line(self.lang, progress, time.monotonic()))
         asyncio.get_running_loop().create_task(self.message.update())
 
     def threadsafe(self) -> OnProgress:

@@ -35,3 +35,21 @@ async def test_an_answer_cut_at_the_token_limit_says_so(chat: ChainlitSession) -
     assert notes == ["The answer stopped at the token limit (16 tokens). For a longer one, raise "
                      "**Max new tokens** in the ⚙ settings and ask again."]
     assert len(chat.answers(start)) == 1  # the answer itself is the model's text alone
+
+
+async def test_a_document_read_part_by_part_shows_its_parts_then_leaves_a_record(
+        tmp_path, chat: ChainlitSession) -> None:
+    from tests.support.pdfs import make_pdf, words_page
+
+    await chat.change_settings({"system_prompt": "", "temperature": 1.0, "max_tokens": 16})
+    make_pdf(tmp_path / "long.pdf", [words_page(n, 900) for n in range(1, 13)])  # past the 8,192 served
+    ref = await chat.upload(tmp_path / "long.pdf", mime="application/pdf")
+    start = await chat.ask("What is this?", file_refs=[ref], timeout=600)
+    shown = [e.data.get("output") or "" for e in chat.events[start:]
+             if e.name in ("new_message", "update_message")]
+    assert any("Reading it part by part (map-reduce)" in o for o in shown)
+    assert any("reading: " in o and " parts" in o for o in shown)  # the parts counted live
+    final = {m["id"]: m["output"] for m in chat.messages(start)}
+    records = [o for o in final.values() if o.startswith("Read **long.pdf** part by part: ")]
+    assert len(records) == 1 and " parts, in " in records[0], final
+    assert not any("Reading long.pdf part by part" in o for o in final.values())  # no stale line
