@@ -2,11 +2,12 @@
 `glm1m serve --demo --replicas 2` starts them) against one of those servers directly, side by side
 in one run; the router's overhead as a ratio. Starts its own stack on loopback and stops it by PID.
 
-    .venv/bin/python -m bench.router --rows 400 --documents 6 --rounds 3
+    .venv/bin/python -m bench.router --rows 300 --documents 6 --rounds 5
 
-Each round runs every path directly and then through the router, on the same servers, so both see
-the same machine. On a 2-core VM both replicas are pinned to the same core (server/launch.py
-server_cpus), so the router can add no compute here: what the ratio shows is its cost.
+Each round runs every path directly and through the router (the order alternating, after one
+uncounted warm-up round), on the same servers, so both see the same machine. On a 2-core VM both
+replicas are pinned to the same core (server/launch.py server_cpus), so the router can add no
+compute here: what the ratio shows is its cost.
 """
 
 from __future__ import annotations
@@ -106,21 +107,29 @@ async def measure_all(args: argparse.Namespace, router: str, direct: str, folder
     paths = {"direct": settings_for(direct, direct, folder), "router": settings_for(router, direct, folder)}
     results: dict[str, dict[str, list[float]]] = {p: {"rows/s": [], "questions/s": [], "tiny s": []}
                                                   for p in paths}
-    for _ in range(args.rounds):
-        for name, settings in paths.items():
-            results[name]["rows/s"].append(await translation(settings, rows, folder / f"{name}.csv"))
-            results[name]["questions/s"].append(await documents(settings, pdfs, args.questions))
-            results[name]["tiny s"].append(await tiny(settings, args.tiny))
+    # Round 0 warms both paths up and is not counted; then the order alternates, so neither path
+    # always runs first after the other's load.
+    for round_ in range(args.rounds + 1):
+        order = list(paths) if round_ % 2 else list(reversed(paths))
+        for name in order:
+            settings = paths[name]
+            rows_s = await translation(settings, rows, folder / f"{name}.csv")
+            questions_s = await documents(settings, pdfs, args.questions)
+            tiny_s = await tiny(settings, args.tiny)
+            if round_:
+                results[name]["rows/s"].append(rows_s)
+                results[name]["questions/s"].append(questions_s)
+                results[name]["tiny s"].append(tiny_s)
     return results
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=400)
+    parser.add_argument("--rows", type=int, default=300)
     parser.add_argument("--documents", type=int, default=6)
     parser.add_argument("--questions", type=int, default=3)
-    parser.add_argument("--tiny", type=int, default=30, help="one-token answers per round")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--tiny", type=int, default=50, help="one-token answers per round")
+    parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)

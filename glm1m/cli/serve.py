@@ -145,6 +145,10 @@ def serve_replicas(args: argparse.Namespace, options: ServeOptions, settings: Se
     from server import replicas
 
     procs: list[subprocess.Popen] = []
+    if options.host not in LOOPBACK:
+        from glm1m.cli.router import OPEN_ROUTES
+        say(f"the router listens on {options.host}: {OPEN_ROUTES} answer anyone who can reach it "
+            f"(the replicas stay on 127.0.0.1).")
     try:
         stack = plan_replicas(args, options, settings)
         settings.log_dir.mkdir(parents=True, exist_ok=True)
