@@ -54,11 +54,18 @@ def names() -> str:
     return ", ".join(shown[:-1]) + " or " + shown[-1]
 
 
+ZIPPED = ("docx", "epub", "xps")  # a zip of XML parts, which MuPDF unpacks as it reads
+
+
 @dataclass(frozen=True)
 class ReadOptions:
     max_mb: float = 200
     max_pages: int = 5000
     ocr: OcrOptions = OcrOptions()
+    # A zipped format past this, by its zip directory, is refused before MuPDF unpacks any of it:
+    # a zip bomb (a few KB that unpack to gigabytes) would otherwise fill the memory. A 200 MB
+    # DOCX of text unpacks to about ten times that at most; pictures barely unpack at all.
+    max_unpacked_mb: float = 2000
 
     @classmethod
     def of(cls, settings: Settings, ocr: str | None = None) -> ReadOptions:
@@ -78,6 +85,8 @@ def read_document(path: Path, options: ReadOptions = ReadOptions(), name: str | 
     if found is None:
         raise DocumentError(f"{name} is not a document glm1m reads: attach a {names()} file "
                             f"(a spreadsheet goes to translation as CSV).")
+    if found.filetype in ZIPPED:
+        check_zip(path, name, found, options)
     if found.reader == "paged":
         from glm1m.documents.pdf import PdfLimits, extract
 
@@ -102,6 +111,21 @@ def check_size(path: Path, name: str, found: Format, options: ReadOptions) -> No
         raise DocumentError(f"{name} is {size / MB:.1f} MB, over the {options.max_mb:g} MB limit "
                             f"for documents. Split it into smaller files and upload them one at "
                             f"a time.")
+
+
+def check_zip(path: Path, name: str, found: Format, options: ReadOptions) -> None:
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            unpacked = sum(info.file_size for info in archive.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return  # not a zip: MuPDF says it cannot open it, with the sentence for that
+    if unpacked > options.max_unpacked_mb * MB:
+        raise DocumentError(f"{name} would unpack to {unpacked / MB:,.0f} MB, over the "
+                            f"{options.max_unpacked_mb:,.0f} MB glm1m unpacks for one {found.name} "
+                            f"file (a file built to fill memory looks like this). Open it in the "
+                            f"program that made it, save it again, and upload that.")
 
 
 async def read_document_async(path: Path, options: ReadOptions = ReadOptions(),

@@ -157,4 +157,14 @@ def test_a_zip_that_claims_docx_but_lacks_its_parts(tmp_path: Path) -> None:
 def test_a_list_after_a_blank_line_and_a_rule_under_a_list_item_are_not_headings(tmp_path: Path) -> None:
     # A paragraph that begins with "-" once crashed the reader (found on dpkg's triggers.txt).
     (tmp_path / "notes.txt").write_text("Notes\n=====\n\n- one\n- two\n---\n", encoding="utf-8")
-    assert locations(tmp_path / "notes.txt") == [("§ 1 · Notes · lines 1–6", "Notes\n=====\n\n- one\n- two\n---")]
+    assert locations(tmp_path / "notes.txt") == [("§ 1 · Notes · lines 1–6",
+                                                  "Notes\n=====\n\n- one\n- two\n---")]
+
+
+def test_a_docx_that_would_unpack_past_the_limit_is_refused_before_reading(tmp_path: Path) -> None:
+    path = make_docx(tmp_path / "bomb.docx", [(0, "a" * (3 * 1024 * 1024))])  # 3 MB of one letter
+    assert path.stat().st_size < 100_000
+    with pytest.raises(DocumentError, match="would unpack to 3 MB, over the 2 MB glm1m unpacks for one DOCX"):
+        read_document(path, ReadOptions(max_unpacked_mb=2))
+    normal = make_docx(tmp_path / "normal.docx", GUIDE)
+    assert read_document(normal, ReadOptions(max_unpacked_mb=0.01)).page_count == 3
