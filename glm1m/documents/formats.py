@@ -97,9 +97,11 @@ def read_document(path: Path, options: ReadOptions = ReadOptions(), name: str | 
         from glm1m.documents.text import read_text_file
 
         return read_text_file(path, name, markdown=found.filetype == "md")
+    from glm1m.documents.isolated import read_isolated
     from glm1m.documents.reflow import read_reflowing
 
-    return read_reflowing(path, found.filetype, name, on_progress)
+    # In a process of its own: MuPDF's layout cannot be stopped otherwise (isolated.py says why).
+    return read_isolated(read_reflowing, (path, found.filetype, name), name, on_progress, stop)
 
 
 def check_size(path: Path, name: str, found: Format, options: ReadOptions) -> None:

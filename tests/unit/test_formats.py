@@ -168,3 +168,30 @@ def test_a_docx_that_would_unpack_past_the_limit_is_refused_before_reading(tmp_p
         read_document(path, ReadOptions(max_unpacked_mb=2))
     normal = make_docx(tmp_path / "normal.docx", GUIDE)
     assert read_document(normal, ReadOptions(max_unpacked_mb=0.01)).page_count == 3
+
+
+def test_stop_ends_a_reader_stuck_in_mupdf_layout(tmp_path: Path) -> None:
+    """A paragraph of one 200,000-letter word: MuPDF lays it out for minutes; stop ends it."""
+    import threading
+
+    from tests.integration.test_ocr import children
+    from tests.support.metrics import eventually
+
+    path = make_docx(tmp_path / "word.docx", [(0, "a" * 200_000)])
+    stop = threading.Event()
+    errors: list[DocumentError] = []
+
+    def read() -> None:
+        try:
+            read_document(path, stop=stop)
+        except DocumentError as error:
+            errors.append(error)
+
+    reading = threading.Thread(target=read)
+    reading.start()
+    eventually(lambda: bool(children()), 30, "the reader process started")
+    reader = children()
+    stop.set()
+    reading.join(30)
+    assert not reading.is_alive() and "Stopped reading word.docx" in str(errors[0])
+    assert not any(Path(f"/proc/{pid}").exists() for pid in reader)
