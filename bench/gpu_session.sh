@@ -56,13 +56,15 @@ case $1 in
   revisit-start)
     bash "$0" receive-one "$2" && bash "$0" install || exit 1
     free -g > $RES/free.txt; cat $RES/free.txt
-    (cd /root/repo && setsid python3 -m bench.revisit run --out $RES > $RES/revisit.out 2>&1 &
-     echo $! > $RES/revisit.pid)
+    (cd /root/repo && setsid python3 -m bench.revisit run --out $RES > $RES/revisit.out 2>&1 &)
     bash "$0" revisit-wait "${3:-420}" ;;
   revisit-wait)
-    end=$((SECONDS + $2)); pid=$(cat $RES/revisit.pid)
-    while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 3; done
-    kill -0 "$pid" 2>/dev/null && echo "revisit still running" || echo "revisit done"
+    # By name, as running() does: on 2026-12-01 `kill -0` on the pid saved by the starting call
+    # said "gone" in the next call while the driver ran on (and a second driver was started by hand
+    # beside it), so the pid file is not used.
+    end=$((SECONDS + $2))
+    while pgrep -f "m bench[.]revisit run" > /dev/null && [ $SECONDS -lt $end ]; do sleep 3; done
+    pgrep -f "m bench[.]revisit run" > /dev/null && echo "revisit still running" || echo "revisit done"
     tail -25 $RES/revisit.out
     tar czf "$OUT/revisit.tgz" --exclude='vllm-cache-*' --exclude='data-*' -C /root res ;;
   install-and-start)

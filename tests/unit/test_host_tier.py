@@ -41,6 +41,18 @@ def test_the_serving_profile_adds_the_tier_only_on_a_host_that_gains_from_it() -
     assert large[-4:] == ["--kv-offloading-size", "992", "--kv-offloading-backend", "native"]
 
 
+def test_the_fp8kv_profile_is_the_plan_with_an_fp8_kv_cache_and_sizes_the_tier_for_it() -> None:
+    auto = profile_flags("auto", "THUDM/glm-4-9b-chat-1m-hf", [H200], 1, None, host_bytes=1024 * GIB)
+    fp8 = profile_flags("fp8kv", "THUDM/glm-4-9b-chat-1m-hf", [H200], 1, None, host_bytes=1024 * GIB)
+    assert "--kv-cache-dtype" not in auto  # bf16 stays the default: fp8's quality cost is unmeasured
+    assert fp8[fp8.index("--kv-cache-dtype") + 1] == "fp8"
+    assert [f for f in fp8 if f != "--kv-cache-dtype" and f != "fp8"] == auto  # nothing else changes
+    plan = make_plan(GLM4_9B_CHAT_1M, GPUS["h200"], kv_cache_dtype="fp8")
+    gpu, both = size_tier(plan, 1024 * GIB).warm_documents
+    assert gpu == pytest.approx(2.72, abs=0.02)  # vLLM reported 2,852,224 tokens: 2.72x a 1M request
+    assert both == pytest.approx(992 / 40, abs=0.2)  # 40 KiB per token in fp8: twice the documents
+
+
 def plan_args(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="glm1m")
     plan_cli.add_command(parser.add_subparsers(dest="command", required=True))
