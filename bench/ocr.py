@@ -17,6 +17,7 @@ import argparse
 import os
 import platform
 import re
+import resource
 import statistics
 import sys
 import tempfile
@@ -46,6 +47,11 @@ def scanned_copy(source: Path, pages: int, dpi: int, out: Path) -> list[str]:
     return texts
 
 
+def children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
 def recall(original: str, read: str) -> float:
     wanted = [w.casefold() for w in WORD.findall(original)]
     found = {w.casefold() for w in WORD.findall(read)}
@@ -69,26 +75,33 @@ def main() -> None:
         originals = scanned_copy(args.pdf, pages, args.scan_dpi, path)
         pages = len(originals)
         runs: dict[int, list[float]] = {1: [], cores: []}
+        cpu: dict[int, list[float]] = {1: [], cores: []}  # the workers' CPU seconds, per run
         texts: dict[int, str] = {}
         for _ in range(args.rounds):
             for workers in runs:
                 options = OcrOptions(languages=args.languages, dpi=args.dpi, workers=workers)
+                used = children_cpu()
                 started = time.perf_counter()
                 texts = ocr_pages(path, "pdf", range(pages), options, path.name)
                 runs[workers].append(time.perf_counter() - started)
+                cpu[workers].append(children_cpu() - used)
     print(f"{date.today()}, {platform.node()}: {cores} cores ({platform.processor() or platform.machine()}), "
           f"load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after; "
           f"PyMuPDF {pymupdf.__version__} (MuPDF {pymupdf.mupdf_version}), {args.languages} at "
           f"{args.dpi} dpi; {pages} pages of {args.pdf.name} scanned at {args.scan_dpi} dpi; "
           f"{args.rounds} round(s), median")
     print()
-    print("| workers | seconds (each round) | pages/s | vs 1 worker |")
-    print("|---|---|---|---|")
+    # CPU seconds per wall second: how many cores the workers really had (others' work on a
+    # shared machine takes the rest).
+    print("| workers | seconds (each round) | pages/s | vs 1 worker | cores used |")
+    print("|---|---|---|---|---|")
     base = statistics.median(runs[1])
     for workers, seconds in runs.items():
         median = statistics.median(seconds)
         each = " / ".join(f"{s:.1f}" for s in seconds)
-        print(f"| {workers} | {median:.1f} ({each}) | {pages / median:.2f} | {base / median:.2f}x |")
+        busy = sum(cpu[workers]) / sum(seconds)
+        print(f"| {workers} | {median:.1f} ({each}) | {pages / median:.2f} | {base / median:.2f}x | "
+              f"{busy:.2f} |")
     shares = [recall(originals[i], texts.get(i, "")) for i in range(pages)]
     print()
     print(f"words of the text layer found in the OCR text: {statistics.mean(shares):.1%} on average, "
