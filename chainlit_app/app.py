@@ -81,7 +81,7 @@ async def start_session(conversation: Conversation, greet: bool = True) -> None:
                values=[t(lang, "auto_source"), *LANGUAGES], initial_value=t(lang, "auto_source")),
     ]).send()
     if greet:  # a resumed thread shows the greeting it got when it began
-        welcome = t(lang, "welcome", target=target_words(lang, target))
+        welcome = t(lang, "welcome", target=target_words(lang, target), grace=f"{leaving.GRACE_S:.0f}")
         await say(f"{t(lang, 'demo_banner')}\n\n{welcome}" if settings.demo else welcome)
     await report_server_state()
 

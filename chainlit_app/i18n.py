@@ -24,14 +24,16 @@ TEXT: dict[str, tuple[str, str]] = {
         "HTML, or scanned pages read by OCR) to summarise it or ask about it; answers cite the pages.\n"
         "- **Attach a spreadsheet** (CSV or XLSX) to translate a column row by row into "
         "{target} (⚙ settings); the file comes back with a translation column.\n"
-        "- The stop button ends any answer or job; what is finished is kept.",
+        "- The stop button ends any answer or job; what is finished is kept. Closing the tab stops "
+        "a running job too ({grace} s later, so a page that only reconnects goes on).",
         "**glm1m** 用 GLM-4-9B-Chat-1M 阅读长文档。\n"
         "- **提问**：中文或英文都可以。\n"
         "- **用回形针附上文档**（PDF、DOCX、EPUB、MOBI、FB2、XPS、TXT、Markdown、HTML，或经 OCR "
         "识别的扫描页）：总结或就它提问，回答会注明页码。\n"
         "- **附上表格**（CSV 或 XLSX）：把其中一列逐行翻译成{target}（⚙ 设置中可改），"
         "返回的文件多一列译文。\n"
-        "- 停止按钮可随时结束回答或任务，已完成的部分会保留。"),
+        "- 停止按钮可随时结束回答或任务，已完成的部分会保留。关闭标签页也会停止正在运行的任务"
+        "（{grace} 秒后，只是重新连接的页面不受影响）。"),
     "demo_banner": (
         "**Demo mode.** The model server runs a tiny model with *random weights*: its answers are "
         "noise. Everything else — streaming, stop, documents, translation — works as with the real "

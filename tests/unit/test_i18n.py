@@ -46,7 +46,7 @@ def test_chinese_sentences_are_chosen_for_a_chinese_browser() -> None:
 
 def test_the_welcome_names_every_format_and_what_each_kind_of_file_is_for() -> None:
     for lang in (EN, ZH):
-        welcome = t(lang, "welcome", target="x")
+        welcome = t(lang, "welcome", target="x", grace="20")
         for name in ("PDF", "DOCX", "EPUB", "MOBI", "FB2", "XPS", "TXT", "Markdown", "HTML", "OCR",
                      "CSV", "XLSX"):
             assert name in welcome, (lang, name)
