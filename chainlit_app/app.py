@@ -24,7 +24,7 @@ from chainlit_app.i18n import TEXT, default_target, t, target_words
 from chainlit_app.login import check_password, open_accounts_and_history
 from chainlit_app.resume import asked_in_thread, from_thread
 from chainlit_app.session import LANGUAGES, SessionState
-from chainlit_app.status import say, show_error, shows_errors, stopped_in_chinese
+from chainlit_app.status import in_page_language, say, show_error, shows_errors, stopped_in_chinese
 from chainlit_app.storage import mount_first
 from chainlit_app.translation_flow import run_translation
 from chainlit_app.upload_guard import upload_guard
@@ -123,7 +123,7 @@ async def on_message(message: cl.Message) -> None:
         await message.update()
     uploads = sort_uploads(message.elements or [])
     if left_out := uploads.left_out():
-        await say(left_out)
+        await say(in_page_language(left_out))
     if uploads.csv:
         glossary = (uploads.glossary[0].path, uploads.glossary[0].name) if uploads.glossary else None
         await run_translation(uploads.csv[0].path, uploads.csv[0].name, glossary)

@@ -17,6 +17,7 @@ from chainlit_app.errors_zh import in_chinese
 from chainlit_app.i18n import ZH, progress_line, t
 from chainlit_app.pacing import Paced, close
 from chainlit_app.render import StreamedWithoutImages
+from chainlit_app.sentences_zh import sentence_in_chinese
 from glm1m.errors import UserFacingError
 from glm1m.llm import CutAtLimit
 from glm1m.progress import OnProgress, Progress
@@ -99,6 +100,11 @@ async def stopped_in_chinese() -> None:
         if message.content == CHAINLIT_STOPPED:
             message.content = t(ZH, "stopped")
             await message.update()
+
+
+def in_page_language(text: str) -> str:
+    """A sentence another module wrote in English (uploads.py), in the page's language."""
+    return sentence_in_chinese(text) if session.lang() == ZH else text
 
 
 async def say(text: str, **kwargs: object) -> None:

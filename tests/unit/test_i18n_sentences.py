@@ -1,0 +1,49 @@
+"""The web door's own English sentences made outside i18n.py (the upload checks, the one-file-per-
+message notice) as a Chinese page shows them: each made by the real function, read back with its
+fields, said in Chinese; an unknown sentence stays as it was."""
+
+from __future__ import annotations
+
+import re
+
+from chainlit_app.sentences_zh import sentence_in_chinese
+from chainlit_app.upload_guard import KINDS, kind_of, too_large, too_large_for_any, unsupported
+from chainlit_app.uploads import sort_uploads
+from glm1m.settings import Settings
+
+SETTINGS = Settings(pdf_max_mb=2, csv_max_mb=1, xlsx_max_mb=1, _env_file=None)
+CHINESE = re.compile(r"[\u4e00-\u9fff]")
+
+
+def test_an_unsupported_file_names_every_kind_in_chinese() -> None:
+    text = sentence_in_chinese(unsupported("notes.xyz"))
+    assert text.startswith("notes.xyz 不是 glm1m 能读取的文件")
+    for kind in KINDS:
+        assert kind.name in text, kind.name
+    assert "用于总结或提问" in text and "用于翻译一列" in text and " or " not in text
+
+
+def test_size_refusals_keep_their_numbers_and_settings() -> None:
+    kind = kind_of("big.csv")
+    assert kind is not None
+    text = sentence_in_chinese(too_large("big.csv", kind, SETTINGS))
+    assert text == "big.csv 超过 1 MB，这是 CSV 文件的上限（GLM1M_CSV_MAX_MB）。"
+    text = sentence_in_chinese(too_large_for_any(500 * 1024 * 1024, SETTINGS))
+    assert text.startswith("上传的文件有 500 MB") and "CSV" in text and "最大" in text and "up to" not in text
+
+
+def test_the_one_file_per_message_notice_reads_in_chinese() -> None:
+    class F:
+        def __init__(self, name: str) -> None:
+            self.name, self.path, self.mime = name, f"/tmp/{name}", None
+
+    notice = sort_uploads([F("rows.csv"), F("report.pdf"), F("more.csv")]).left_out()
+    assert notice is not None
+    assert sentence_in_chinese(notice) == ("每条消息只处理一个文件：glm1m 正在处理 rows.csv；"
+                                           "more.csv、report.pdf 未被读取。"
+                                           "请把每个文件放在单独的消息中发送。")
+
+
+def test_a_sentence_no_entry_knows_stays_english() -> None:
+    assert sentence_in_chinese("Session not found") == "Session not found"
+    assert not CHINESE.search(sentence_in_chinese("Something new happened."))
