@@ -70,8 +70,8 @@ class Settings(BaseSettings):
                                  "a zip bomb is refused before any part is read")
     # Writing the result loads the whole workbook: ~550 bytes a cell with openpyxl 3.1.5 (100k rows
     # of 3 columns: 215 MB, 9 s), so 300k rows of a few columns stay near a gigabyte.
-    xlsx_max_rows: int = Field(300_000, ge=1, description="most rows (all sheets together) of a "
-                                                          "workbook translated in one job")
+    xlsx_max_rows: int = Field(300_000, ge=1, description="most rows of the sheet translated in "
+                                                          "one job (its last row with a value)")
     stream_flush_s: float = Field(0.1, ge=0, description="least time between UI stream updates")
     retries: int = Field(2, ge=0, description="retries of a request on 429/503/connection errors")
     database_url: str = Field(

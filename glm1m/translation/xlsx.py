@@ -133,8 +133,9 @@ def load(path: Path, name: str, **kw: Any) -> Any:
         raise
     except Exception as error:
         handle.close()
-        raise CsvError(f"{name} could not be read as an .xlsx workbook: it is damaged "
-                       f"({type(error).__name__}). Open it in Excel, save it again, and retry.") from error
+        raise CsvError(f"{name} could not be read as an .xlsx workbook ({type(error).__name__} in "
+                       f"openpyxl): it is damaged, or holds a part glm1m cannot read. Open it in "
+                       f"Excel, save it again as .xlsx, and retry.") from error
     if not kw.get("read_only"):
         handle.close()  # a whole workbook has been read by now
         return book
@@ -181,7 +182,7 @@ def open_workbook(path: Path, sheet: str | None = None, columns: Sequence[str] =
         if ws is None or ws.title not in sheets:  # Excel opens on a chart sheet
             ws = book[sheets[0]]
         title = ws.title
-        _check_dimension(book, name, settings.xlsx_max_rows)
+        _check_rows(ws, name, settings.xlsx_max_rows)
         header_row, header, scanned = _scan(ws)
     finally:
         book.close()
@@ -205,21 +206,24 @@ def _others(sheets: tuple[str, ...], title: str) -> str:
     return f"; choose another sheet ({', '.join(rest)})" if rest else ""
 
 
-def _check_dimension(book: Any, name: str, limit: int) -> None:
-    """The rows every sheet declares (its <dimension>): writing the result loads the whole
-    workbook (~550 bytes a cell measured with openpyxl 3.1.5), so it is refused before any work.
-    A sheet without a declared size is counted as its rows are read (rows())."""
-    declared = 0
-    for ws in book.worksheets:
-        declared += (ws.max_row or 0) if hasattr(ws, "max_row") else 0
-    if declared > limit:
-        raise CsvError(too_many_rows(name, declared, limit))
+def _check_rows(ws: Any, name: str, limit: int) -> None:
+    """Refuse, before any work, a sheet with a value below row `limit`: writing the result loads
+    the whole workbook (~550 bytes a cell measured with openpyxl 3.1.5). The size the sheet
+    declares (<dimension>) is only a hint: Gnumeric declares A1:XFD1048576 for a few rows, others
+    less than they hold; past the limit the rows are counted (streaming, up to the first value
+    past it), and rows() counts again as the job reads them. Other sheets are bounded by
+    xlsx_max_unpacked_mb."""
+    if (ws.max_row or 0) <= limit:
+        return
+    for number, values in enumerate(all_rows(ws), start=1):
+        if number > limit and any(v is not None for v in values):
+            raise CsvError(too_many_rows(name, ws.title, limit))
 
 
-def too_many_rows(name: str, rows: int, limit: int) -> str:
-    return (f"{name} has {rows:,} rows or more, more than the {limit:,} glm1m translates in one "
-            f"workbook (GLM1M_XLSX_MAX_ROWS). Split it, or copy the sheet to translate into a "
-            f"workbook of its own.")
+def too_many_rows(name: str, sheet: str, limit: int) -> str:
+    return (f"Sheet {sheet!r} of {name} has more than {limit:,} rows, the most glm1m translates in "
+            f"one job (GLM1M_XLSX_MAX_ROWS). Split it into several workbooks, or copy the rows to "
+            f"translate into a workbook of their own.")
 
 
 def _scan(ws: Any) -> tuple[int, tuple[Any, ...], list[tuple[Any, ...]]]:
@@ -314,7 +318,6 @@ def rows(source: XlsxSource) -> Iterator[tuple[int, tuple[str, ...]]]:
     book = load(source.path, source.shown_name, read_only=True, data_only=True)
     positions = [source.position(c) for c in source.chosen]
     blank: list[tuple[int, tuple[str, ...]]] = []  # empty rows kept until a value follows them
-    count = 0
     try:
         for number, values in enumerate(all_rows(book[source.sheet]), start=1):
             if number <= source.header_row:
@@ -323,9 +326,8 @@ def rows(source: XlsxSource) -> Iterator[tuple[int, tuple[str, ...]]]:
             if all(v is None for v in values):
                 blank.append((number, texts))
                 continue
-            count += len(blank) + 1
-            if count > source.max_rows:
-                raise CsvError(too_many_rows(source.shown_name, count, source.max_rows))
+            if number > source.max_rows:
+                raise CsvError(too_many_rows(source.shown_name, source.sheet, source.max_rows))
             yield from blank
             blank.clear()
             yield number, texts

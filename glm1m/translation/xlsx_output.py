@@ -16,6 +16,8 @@ Excel's quote prefix, so editing the cell in Excel keeps it text too (as CSV out
 
 from __future__ import annotations
 
+import re
+import zipfile
 from collections.abc import Mapping
 from copy import copy
 from pathlib import Path
@@ -47,9 +49,10 @@ def assemble_xlsx(source: XlsxSource, results: Mapping[int, Result], into: Path,
     """Write the workbook with the results (cell index = data row * columns chosen + column)."""
     from openpyxl.utils import get_column_letter  # type: ignore[import-untyped]
 
-    book = load(source.path, source.shown_name, rich_text=True)  # whole: formulas and styles kept
+    # Whole: formulas and styles kept; rich text (a word in bold) too, where openpyxl keeps its text.
+    book = load(source.path, source.shown_name, rich_text=rich_text_safe(source.path))
     ws = book[source.sheet]
-    first_new = ws.max_column + 1
+    first_new = _first_free_column(ws)
     count = len(source.chosen)
     if first_new + count > MAX_COLUMNS:
         raise CsvError(f"Sheet {source.sheet!r} of {source.shown_name} has no free columns left "
@@ -76,8 +79,42 @@ def assemble_xlsx(source: XlsxSource, results: Mapping[int, Result], into: Path,
         if errors:
             put(ws.cell(number, error_col), "; ".join(errors), None)
     _merge_beside(ws, source, positions, first_new)
+    if book.calculation is None:  # a workbook without calculation properties (calcPr)
+        from openpyxl.workbook.properties import CalcProperties  # type: ignore[import-untyped]
+
+        book.calculation = CalcProperties()
     book.calculation.fullCalcOnLoad = True  # openpyxl drops formulas' cached results: recompute
-    book.save(into)
+    try:
+        book.save(into)
+    except (OSError, MemoryError):
+        raise  # the job's sentence for a full disk; a MemoryError is not the file's fault
+    except Exception as error:  # what openpyxl read it cannot write back
+        raise CsvError(f"The translated {source.shown_name} could not be written ({type(error).__name__} "
+                       f"in openpyxl). The finished rows are kept; save the workbook again from Excel "
+                       f"and run it again.") from error
+
+
+# A shared string of plain text followed by formatted runs (<si><t>a</t><r>...</r></si>, valid
+# OOXML): openpyxl 3.1.5 reads it with rich_text=True as its first text only, dropping the runs
+# (seen on calamine's richtext-after-plain.xlsx). Such a workbook is read as plain text instead.
+PLAIN_THEN_RUNS = re.compile(rb"<(\w+:)?si>\s*<(\w+:)?t(\s[^>]*)?>[^<]*</(\w+:)?t>\s*<(\w+:)?r>")
+
+
+def rich_text_safe(path: Path) -> bool:
+    with zipfile.ZipFile(path) as archive:
+        names = [n for n in archive.namelist() if n.lower() == "xl/sharedstrings.xml"]
+        return not (names and PLAIN_THEN_RUNS.search(archive.read(names[0])))
+
+
+def _first_free_column(ws: Any) -> int:
+    """Right of every value, merged range and table. Not ws.max_column: that counts cells with
+    a style only, and Gnumeric writes such cells out to the last column (XFD)."""
+    from openpyxl.utils import range_boundaries
+
+    used = max((col for (_, col), cell in ws._cells.items() if cell.value is not None), default=0)
+    merged = max((m.max_col for m in ws.merged_cells.ranges), default=0)
+    tables = max((range_boundaries(t.ref)[2] for t in ws.tables.values()), default=0)
+    return max(used, merged, tables) + 1
 
 
 def _existing(ws: Any, row: int, col: int) -> Any:
