@@ -94,16 +94,23 @@ def assemble_xlsx(source: XlsxSource, results: Mapping[int, Result], into: Path,
                        f"and run it again.") from error
 
 
-# A shared string of plain text followed by formatted runs (<si><t>a</t><r>...</r></si>, valid
-# OOXML): openpyxl 3.1.5 reads it with rich_text=True as its first text only, dropping the runs
-# (seen on calamine's richtext-after-plain.xlsx). Such a workbook is read as plain text instead.
-PLAIN_THEN_RUNS = re.compile(rb"<(\w+:)?si>\s*<(\w+:)?t(\s[^>]*)?>[^<]*</(\w+:)?t>\s*<(\w+:)?r>")
+# A string of plain text followed by formatted runs (<si><t>a</t><r>...</r></si>, or the same in
+# a cell's inline <is>; valid OOXML): openpyxl 3.1.5 reads it with rich_text=True as its first
+# text only, dropping the runs (seen on calamine's richtext-after-plain.xlsx). Such a workbook is
+# read as plain text instead: its words kept, the bold or colour inside those cells lost.
+PLAIN_THEN_RUNS = re.compile(rb"<(\w+:)?(si|is)>\s*<(\w+:)?t(\s[^>]*)?>[^<]*</(\w+:)?t>\s*<(\w+:)?r>")
 
 
 def rich_text_safe(path: Path) -> bool:
+    """Whether openpyxl keeps every string's text when it reads the rich text too. The parts are
+    read whole: the workbook itself is loaded whole right after, ~10 times their size."""
     with zipfile.ZipFile(path) as archive:
-        names = [n for n in archive.namelist() if n.lower() == "xl/sharedstrings.xml"]
-        return not (names and PLAIN_THEN_RUNS.search(archive.read(names[0])))
+        for name in archive.namelist():
+            lower = name.lower()
+            if (lower == "xl/sharedstrings.xml" or lower.startswith("xl/worksheets/")) and \
+                    PLAIN_THEN_RUNS.search(archive.read(name)):
+                return False
+    return True
 
 
 def _first_free_column(ws: Any) -> int:
