@@ -86,3 +86,12 @@ async def test_a_workbook_with_one_sheet_asks_only_the_column(tmp_path, chat: Ch
     await chat.wait_for(lambda e: e.name == "element" and e.data.get("name") == "one.translated.xlsx",
                         120, start)
     assert len([e for e in chat.events[start:] if e.name == "ask"]) == 1
+
+
+async def test_a_password_protected_workbook_gets_its_sentence(tmp_path, chat: ChainlitSession) -> None:
+    ole = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 504 + "EncryptedPackage".encode("utf-16-le")
+    (tmp_path / "secret.xlsx").write_bytes(ole + b"\0" * 4096)
+    start = await chat.ask("", file_refs=[await chat.upload(tmp_path / "secret.xlsx", mime=XLSX)])
+    errors = [m["output"] for m in chat.messages(start) if m.get("isError")]
+    assert any("secret.xlsx is protected with a password" in e for e in errors), errors
+    assert not any("Traceback" in (m.get("output") or "") for m in chat.messages(start))
