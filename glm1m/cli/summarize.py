@@ -1,4 +1,5 @@
-"""`glm1m summarize FILE.pdf [--question ...]`: the answer on stdout, progress on stderr.
+"""`glm1m summarize FILE [--question ...] [--ocr auto|always|never]`, FILE of any format glm1m
+reads: the answer on stdout, progress on stderr.
 
 Exit 0 on success; 2 with one line on stderr when the file cannot be read or the server is not
 reachable (nothing was answered); 130 when stopped with Ctrl-C.
@@ -12,7 +13,7 @@ import sys
 from pathlib import Path
 
 from glm1m.cli.output import fail, say
-from glm1m.errors import UserFacingError
+from glm1m.errors import DocumentError, UserFacingError
 from glm1m.settings import Settings
 
 STRATEGIES = ("auto", "whole", "map-reduce")
@@ -21,8 +22,13 @@ STRATEGIES = ("auto", "whole", "map-reduce")
 def add_command(commands: argparse._SubParsersAction) -> None:
     defaults = Settings()
     p = commands.add_parser("summarize",
-                            help="summarise a PDF, or answer a question about it, with page citations")
-    p.add_argument("pdf", type=Path)
+                            help="summarise a document, or answer a question about it, with cited "
+                                 "pages or sections")
+    p.add_argument("pdf", type=Path, metavar="file",
+                   help="PDF, XPS, DOCX, EPUB, MOBI, FB2, HTML, Markdown or TXT")
+    p.add_argument("--ocr", choices=("auto", "always", "never"), default=None,
+                   help="auto: OCR pages without a text layer (default, GLM1M_OCR); always: "
+                        "every page; never: no OCR")
     p.add_argument("--question", default=None, help="a question instead of a summary")
     p.add_argument("--strategy", choices=STRATEGIES, default="auto",
                    help=f"auto: whole document up to {defaults.whole_document_threshold:,} tokens, "
@@ -47,13 +53,16 @@ async def summarize(args: argparse.Namespace, settings: Settings) -> None:
     from glm1m.cli.bar import progress_bar
     from glm1m.documents.answer import SUMMARY_REQUEST, answer, open_document
     from glm1m.documents.budget import Strategy
-    from glm1m.documents.pdf import PdfLimits, extract
+    from glm1m.documents.formats import ReadOptions, read_document_async
     from glm1m.llm import ChatParams, LlmClient
     from glm1m.serving import PrefillClock, read
 
     params = ChatParams(temperature=settings.temperature, max_tokens=settings.max_tokens)
     with progress_bar(transient=True) as show:
-        text = await asyncio.to_thread(extract, args.pdf, PdfLimits.of(settings), None, show)
+        if not args.pdf.is_file():
+            raise DocumentError(f"{args.pdf} is not a file that can be read (check the path).")
+        text = await read_document_async(args.pdf, ReadOptions.of(settings, args.ocr),
+                                         args.pdf.name, show)
     llm = LlmClient(settings)
     try:
         wanted = None if args.strategy == "auto" else Strategy(args.strategy)

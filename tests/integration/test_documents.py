@@ -23,6 +23,7 @@ from glm1m.llm import ChatParams, Llm, LlmClient
 from glm1m.settings import Settings
 from tests.conftest import ROOT
 from tests.support.metrics import scrape
+from tests.support.documents import make_docx
 from tests.support.pdfs import make_pdf, words_page
 from tests.support.service import Service
 
@@ -107,13 +108,16 @@ def test_chinese_sentences_split_at_their_ends(tmp_path) -> None:
     assert all(c.text.rstrip().endswith(("。", "！", "]")) for c in chunks[:-1])
 
 
-def test_summarize_cli_answers_and_refuses_non_pdfs(model_server, tmp_path) -> None:
+def test_summarize_cli_answers_any_format_and_refuses_what_it_cannot_read(model_server, tmp_path) -> None:
     make_pdf(tmp_path / "doc.pdf", [words_page(n, 300) for n in range(1, 3)])
-    ok = Service("summarize", [sys.executable, "-m", "glm1m.cli", "summarize", str(tmp_path / "doc.pdf"),
-                               "--max-tokens", "16", "--base-url", model_server.base_url],
-                 ready="Strategy", log_dir=tmp_path, cwd=str(ROOT))
-    assert ok.wait_exit(120) == 0
-    assert "2 pages" in ok.output() and "Strategy: whole" in ok.output()
+    make_docx(tmp_path / "notes.docx", [(1, "Installation"), (0, "Run make setup first. " * 20),
+                                        (1, "配置 Configuration"), (0, "设置 GLM1M_BASE_URL。" * 20)])
+    for name, read in (("doc.pdf", "2 pages"), ("notes.docx", "2 sections")):
+        ok = Service("summarize", [sys.executable, "-m", "glm1m.cli", "summarize", str(tmp_path / name),
+                                   "--max-tokens", "16", "--base-url", model_server.base_url],
+                     ready="Strategy", log_dir=tmp_path, cwd=str(ROOT))
+        assert ok.wait_exit(120) == 0, ok.output()
+        assert read in ok.output() and "Strategy: whole" in ok.output()
     (tmp_path / "notes.pdf").write_text("just text, not a PDF")
     bad = Service("summarize-bad", [sys.executable, "-m", "glm1m.cli", "summarize", str(tmp_path / "notes.pdf"),
                                     "--base-url", model_server.base_url], ready="x", log_dir=tmp_path, cwd=str(ROOT))
