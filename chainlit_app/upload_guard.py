@@ -31,6 +31,8 @@ from python_multipart.exceptions import FormParserError
 from python_multipart.multipart import MultipartParser, parse_options_header
 from starlette.datastructures import Headers
 
+from chainlit_app.i18n import ZH, language_of
+from chainlit_app.sentences_zh import sentence_in_chinese
 from glm1m.documents.formats import FORMATS
 from glm1m.settings import Settings
 
@@ -227,9 +229,15 @@ def upload_guard(settings: Settings) -> APIRouter:
     async def upload_file(request: Request, current_user: UserParam, session_id: str,
                           ask_parent_id: str | None = None) -> Any:
         # Chainlit's route says this too, but only after the body has been read.
-        if WebsocketSession.get_by_id(session_id) is None:
+        session = WebsocketSession.get_by_id(session_id)
+        if session is None:
             raise HTTPException(status_code=404, detail="Session not found")
-        file = await receive_file(request, settings)
+        try:
+            file = await receive_file(request, settings)
+        except HTTPException as refused:  # a Chinese page reads the refusal in Chinese (i18n.py)
+            if language_of(session.language) == ZH:
+                refused.detail = sentence_in_chinese(str(refused.detail))
+            raise
         return await chainlit_upload_file(current_user=current_user, session_id=session_id,
                                           file=file, ask_parent_id=ask_parent_id)
 

@@ -53,3 +53,41 @@ async def test_a_document_read_part_by_part_shows_its_parts_then_leaves_a_record
     records = [o for o in final.values() if o.startswith("Read **long.pdf** part by part: ")]
     assert len(records) == 1 and " parts, in " in records[0], final
     assert not any("Reading long.pdf part by part" in o for o in final.values())  # no stale line
+
+
+async def test_a_chinese_tab_reads_upload_refusals_and_the_one_file_notice_in_chinese(
+        app, healthy_proxy, monkeypatch, tmp_path) -> None:
+    import httpx
+    import socketio
+
+    from tests.support.pdfs import make_pdf, words_page
+
+    connect = socketio.AsyncClient.connect
+
+    async def as_a_chinese_browser(self, *args, headers=None, **kwargs):  # what Chainlit reads
+        return await connect(self, *args, headers={**(headers or {}), "Accept-Language": "zh-CN,zh;q=0.9"},
+                             **kwargs)
+
+    monkeypatch.setattr(socketio.AsyncClient, "connect", as_a_chinese_browser)
+    chat = app.session()
+    await chat.connect()
+    try:
+        await chat.started()
+        assert "演示模式" in chat.answers()[0]["output"]
+        async with httpx.AsyncClient(headers={"Cookie": chat.cookies} if chat.cookies else {}) as http:
+            zipped = ("archive.zip", b"PK\x03\x04" + b"0" * 100, "application/zip")
+            reply = await http.post(f"{chat.url}/project/file", params={"session_id": chat.session_id},
+                                    files={"file": zipped})
+        assert reply.status_code == 415
+        assert reply.json()["detail"].startswith("archive.zip 不是 glm1m 能读取的文件"), reply.json()
+        await chat.change_settings({"system_prompt": "", "temperature": 1.0, "max_tokens": 8})
+        for name in ("one.pdf", "two.pdf"):
+            make_pdf(tmp_path / name, [words_page(1, 100)])
+        refs = [await chat.upload(tmp_path / name, mime="application/pdf") for name in ("one.pdf", "two.pdf")]
+        start = await chat.ask("这是什么？", file_refs=refs)
+        shown = [m["output"] for m in chat.messages(start)]
+        notice = "每条消息只处理一个文件：glm1m 正在处理 one.pdf；two.pdf 未被读取"
+        assert any(o.startswith(notice) for o in shown), shown
+        assert any(o.startswith("已读取 **one.pdf**：1 页") for o in shown), shown  # the record, in Chinese
+    finally:
+        await chat.close()
