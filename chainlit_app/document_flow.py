@@ -15,7 +15,7 @@ from chainlit_app.client import llm, prefill_clock
 from chainlit_app.i18n import EN, ZH, count_of, progress_line, seconds, t
 from chainlit_app.pacing import close, coalesce
 from chainlit_app.render import without_images
-from chainlit_app.status import AUTHOR, Ending, StatusLine, say_if_cut, stream_into
+from chainlit_app.status import AUTHOR, Ending, StatusLine, ask_choice, say_if_cut, stream_into
 from glm1m.documents.answer import SUMMARY_REQUEST, OpenDocument, answer, plan_of
 from glm1m.documents.budget import Budget, Strategy, measure
 from glm1m.documents.formats import ReadOptions, read_document_async
@@ -71,13 +71,13 @@ async def choose_strategy(budget: Budget, answer_tokens: int) -> Strategy:
     estimate = estimate_s(budget.tokens)
     when = (t(lang, "about", seconds=seconds(lang, estimate), estimate=estimate_basis(lang))
             if estimate is not None else t(lang, "no_estimate"))
-    choice = await cl.AskActionMessage(
+    choice = await ask_choice(cl.AskActionMessage(
         content=t(lang, "doc_choose", budget=budget_line(lang, budget),
                   wait=t(lang, "wait_whole", when=when, tokens=budget.tokens)),
         author=AUTHOR, timeout=STRATEGY_TIMEOUT_S,
         actions=[cl.Action(name="strategy", payload={"strategy": s.value}, label=strategy_words(lang, s))
                  for s in sorted(offered, key=lambda s: s != default)],
-    ).send()
+    ))
     return Strategy(choice["payload"]["strategy"]) if choice else default
 
 

@@ -5,8 +5,9 @@ the stop button only while a task runs *and* that name is not empty (`loading &&
 in the frontend's input bar). A CSV or PDF sent without words made the name "", so the whole
 translation that followed — 300 rows, minutes — had no stop button; the chat was listed without a
 title and the message showed as an empty grey bubble. With the files' names as its text the
-message reads "📎 terms.csv", the chat is titled by it, and stop is there for the whole job.
-`typed_text` gives the handlers what the user typed: nothing.
+message reads "Attached: terms.csv" ("附件：terms.csv" on a Chinese page), the chat is titled by
+it, and stop is there for the whole job. `typed_text` gives the handlers what the user typed:
+nothing. (Words, not an emoji: a browser without an emoji font drew "📎" as an empty box.)
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ from typing import Any
 
 import chainlit.socket
 
-FILES_ONLY = "glm1m_files_only"  # metadata mark: the text was made from the files' names
-MARK = "📎"
+from chainlit_app.i18n import EN, language_of, t
+
+FILES_ONLY = "glm1m_files_only"  # metadata: the text made from the files' names
 
 
-def name_files(files: Mapping[str, Mapping[str, Any]], payload: dict[str, Any]) -> None:
+def name_files(files: Mapping[str, Mapping[str, Any]], payload: dict[str, Any], lang: str = EN) -> None:
     """Give a message payload without text the names of the session's files it refers to."""
     step = payload.get("message") or {}
     refs = payload.get("fileReferences") or []
@@ -28,14 +30,14 @@ def name_files(files: Mapping[str, Mapping[str, Any]], payload: dict[str, Any]) 
         return
     names = [str(files[ref["id"]]["name"]) for ref in refs if ref.get("id") in files]
     if names:
-        step["output"] = " ".join(f"{MARK} {name}" for name in names)
-        step["metadata"] = {**(step.get("metadata") or {}), FILES_ONLY: True}
+        step["output"] = t(lang, "attached", names=", ".join(names))
+        step["metadata"] = {**(step.get("metadata") or {}), FILES_ONLY: step["output"]}
 
 
 def typed_text(content: str, metadata: Mapping[str, Any] | None) -> str:
     """What the user typed in a message: "" for one name_files gave its text (and not edited
     since: an edit sends the message again with the user's new text)."""
-    return "" if (metadata or {}).get(FILES_ONLY) and content.startswith(MARK) else content
+    return "" if (metadata or {}).get(FILES_ONLY) == content else content
 
 
 def install() -> None:
@@ -46,7 +48,7 @@ def install() -> None:
         return
 
     async def process_message(session: Any, payload: Any) -> None:
-        name_files(session.files, payload)
+        name_files(session.files, payload, language_of(getattr(session, "language", None)))
         await original(session, payload)
 
     process_message.names_files = True  # type: ignore[attr-defined]

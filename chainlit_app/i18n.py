@@ -41,6 +41,11 @@ TEXT: dict[str, tuple[str, str]] = {
         "**演示模式。** 模型服务器运行的是一个*随机权重*的微型模型：它的回答没有意义。其余一切——"
         "流式输出、停止、文档、翻译——都与真正的 GLM-4-9B-Chat-1M 相同。在 GPU 上部署真实模型即可"
         "得到真实的回答（见 README）。"),
+    "attached": ("Attached: {names}", "附件：{names}"),
+    "choice_made": ("**Selected:** {label}", "**已选择：** {label}"),
+    "choice_none": ("Timed out: no action was taken", "已超时：未作选择"),
+    "choice_timeout": ("No choice was made in time, so the first one is taken: **{label}**.",
+                       "未及时选择，因此采用第一个选项：**{label}**。"),
     "label_system_prompt": ("System prompt", "系统提示词"),
     "label_temperature": ("Temperature", "温度"),
     "label_max_tokens": ("Max new tokens", "最大新词元数"),

@@ -11,6 +11,7 @@ from typing import ParamSpec
 
 import chainlit as cl
 from chainlit.chat_context import chat_context
+from chainlit.types import AskActionResponse
 
 from chainlit_app import metrics, session
 from chainlit_app.errors_zh import in_chinese
@@ -100,6 +101,25 @@ async def stopped_in_chinese() -> None:
         if message.content == CHAINLIT_STOPPED:
             message.content = t(ZH, "stopped")
             await message.update()
+
+
+async def ask_choice(ask: cl.AskActionMessage, first_on_timeout: bool = True
+                     ) -> AskActionResponse | None:
+    """Send a choice of buttons. Chainlit leaves the question reading "**Selected:** …" or "Timed
+    out: no action was taken", in English, and the second is untrue where a timeout takes the
+    first button (`first_on_timeout`): both are said again in the page's language, and truly."""
+    answer = await ask.send()
+    lang = session.lang()
+    if answer is None and first_on_timeout and ask.actions:
+        ask.content = t(lang, "choice_timeout", label=ask.actions[0].label)
+    elif answer is None and lang == ZH:
+        ask.content = t(lang, "choice_none")
+    elif answer is not None and lang == ZH:
+        ask.content = t(lang, "choice_made", label=answer.get("label", ""))
+    else:
+        return answer
+    await ask.update()
+    return answer
 
 
 def in_page_language(text: str) -> str:

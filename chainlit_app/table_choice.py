@@ -11,7 +11,7 @@ from pathlib import Path
 
 import chainlit as cl
 
-from chainlit_app.status import AUTHOR
+from chainlit_app.status import AUTHOR, ask_choice
 from glm1m.translation.formats import Source, is_workbook, open_table
 from glm1m.translation.xlsx import XlsxSource, sheet_names, shown
 
@@ -51,10 +51,10 @@ async def choose_table(path: Path, name: str) -> Source:
 
 async def choose_sheet(name: str, sheets: tuple[str, ...]) -> str:
     """sheets[0] is offered first, and taken when no choice is made."""
-    answer = await cl.AskActionMessage(
+    answer = await ask_choice(cl.AskActionMessage(
         content=say("sheet", name=name, count=len(sheets)), author=AUTHOR, timeout=CHOICE_TIMEOUT_S,
         actions=[cl.Action(name="sheet", payload={"sheet": s}, label=s) for s in sheets],
-    ).send()
+    ))
     return str(answer["payload"]["sheet"]) if answer else sheets[0]
 
 
@@ -72,8 +72,8 @@ async def choose_columns(source: Source) -> Source:
     actions = [cl.Action(name="column", payload={"column": c}, label=label(source, c)) for c in ordered]
     actions.append(cl.Action(name="column", payload={"column": "", SEVERAL: True},
                              label=say("several")))
-    answer = await cl.AskActionMessage(content=say("column"), author=AUTHOR,
-                                       timeout=CHOICE_TIMEOUT_S, actions=actions).send()
+    answer = await ask_choice(cl.AskActionMessage(content=say("column"), author=AUTHOR,
+                                                  timeout=CHOICE_TIMEOUT_S, actions=actions))
     if not answer:
         return source
     if not answer["payload"].get(SEVERAL):
@@ -86,8 +86,9 @@ async def choose_columns(source: Source) -> Source:
             actions.append(cl.Action(name="column", payload={"column": "", START: True},
                                      label=say("start")))
         content = say("more", chosen=", ".join(label(source, c) for c in chosen)) if chosen else say("column")
-        answer = await cl.AskActionMessage(content=content, author=AUTHOR,
-                                           timeout=CHOICE_TIMEOUT_S, actions=actions).send()
+        answer = await ask_choice(cl.AskActionMessage(content=content, author=AUTHOR,  # a timeout starts
+                                                      timeout=CHOICE_TIMEOUT_S, actions=actions),
+                                  first_on_timeout=False)
         if not answer or answer["payload"].get(START):
             break
         chosen.append(str(answer["payload"]["column"]))

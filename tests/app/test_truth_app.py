@@ -21,9 +21,9 @@ async def test_a_file_only_message_names_its_file_and_titles_the_chat(
     start = chat.mark()
     await chat.send("", file_refs=[ref])
     first = await chat.wait_for(lambda e: e.name == "first_interaction", 60, start)
-    assert first.data["interaction"] == "📎 list.csv"  # the stop button shows only when not empty
+    assert first.data["interaction"] == "Attached: list.csv"  # the stop button shows only when not empty
     await chat.wait_for(lambda e: e.name == "update_message" and e.data.get("type") == "user_message"
-                        and e.data.get("output") == "📎 list.csv", 60, start)
+                        and e.data.get("output") == "Attached: list.csv", 60, start)
     await chat.wait_for(lambda e: e.name == "element" and e.data.get("name") == "list.translated.csv",
                         120, start)
 

@@ -42,8 +42,10 @@ def test_a_chinese_browser_reads_banner_settings_and_a_translation_in_chinese(
     page.set_input_files("#upload-button-input", str(tmp_path / "合同.csv"))
     page.wait_for_selector("text=合同.csv")
     ask(page, "")
+    page.wait_for_selector('[data-step-type="user_message"] >> text=附件：合同.csv')  # no empty bubble
     page.wait_for_selector("text=翻译哪一列？", timeout=60_000)
     page.click("button:has-text('内容')")
+    page.wait_for_selector("text=/已选择：\\s*内容/")  # not Chainlit's "Selected:"
     page.wait_for_selector("text=/编码 GB18030 \\(GBK\\)/", timeout=60_000)
     page.wait_for_selector("text=/把 内容 列从模型识别出的语言翻译成英文/")  # the default target: English
     page.wait_for_selector("text=/请保持此标签页打开/")

@@ -63,8 +63,15 @@ def test_a_message_with_only_files_gets_their_names_and_no_typed_text() -> None:
     files = {"f1": {"name": "terms.csv"}}
     payload = {"message": {"output": "", "metadata": {}}, "fileReferences": [{"id": "f1"}]}
     name_files(files, payload)
-    assert payload["message"]["output"] == "📎 terms.csv" and payload["message"]["metadata"][FILES_ONLY]
+    assert payload["message"]["output"] == "Attached: terms.csv"
+    assert payload["message"]["metadata"][FILES_ONLY]
     assert typed_text(payload["message"]["output"], payload["message"]["metadata"]) == ""
+    chinese = {"message": {"output": " ", "metadata": {}}, "fileReferences": [{"id": "f1"}]}
+    name_files(files, chinese, ZH)
+    assert typed_text(chinese["message"]["output"], chinese["message"]["metadata"]) == ""
+    assert chinese["message"]["output"] == "附件：terms.csv"
+    edited = "附件：terms.csv 请翻译"  # the user edited the message: their words count
+    assert typed_text(edited, chinese["message"]["metadata"]) == edited
     typed = {"message": {"output": "Summarise it", "metadata": {}}, "fileReferences": [{"id": "f1"}]}
     name_files(files, typed)
     assert typed["message"]["output"] == "Summarise it" and typed_text("Summarise it", {}) == "Summarise it"
