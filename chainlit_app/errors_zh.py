@@ -77,8 +77,33 @@ CATALOG = (
           "{name} 受密码保护，无法读取文字。请去掉密码（用密码打开后另存或打印一份无密码的副本）再上传。"),
     entry(DocumentError, r"(?P<name>.+) is empty \(0 bytes\)\.",
           "{name} 是空文件（0 字节）。请重新上传；如果它在你的电脑上也是空的，请重新导出或下载。"),
+    entry(DocumentError, r"(?P<name>.+) has no text that can be extracted \(it may hold only images\)",
+          "{name} 中没有可提取的文字（可能只有图片）。请把它导出为 PDF 再上传："
+          "没有文字的页面会用 OCR 读取。"),
     entry(DocumentError, r"(?P<name>.+) has no text that can be extracted",
           "{name} 中没有可提取的文字：它可能是扫描件或由图片组成。请先对它做 OCR 再上传。"),
+    entry(DocumentError, r"(?P<name>.+) cannot be opened as (?P<kind>\w+) \(it is damaged",
+          "{name} 无法作为 {kind} 打开（文件已损坏，或内容与文件名不符）。"
+          "请在生成它的程序中重新保存后再上传。"),
+    entry(DocumentError, r"(?P<name>.+) is protected with a password or DRM",
+          "{name} 受密码或 DRM 保护，无法读取文字。请上传一份未加保护的副本。"),
+    entry(DocumentError, r"(?P<name>.+) is not a text file \(it holds NUL bytes",
+          "{name} 不是文本文件（含有 NUL 字节，程序和图片才会这样）。请上传文档本身：PDF、DOCX、EPUB、HTML、"
+          "Markdown 或文本文件。"),
+    entry(DocumentError, r"Reading scanned pages needs Tesseract OCR, which is not installed\.",
+          "读取扫描页需要 Tesseract OCR，但它没有安装。请安装 Tesseract 及其语言数据（Debian/Ubuntu："
+          "`sudo apt-get install tesseract-ocr tesseract-ocr-eng tesseract-ocr-chi-sim "
+          "tesseract-ocr-chi-tra`，"
+          "或 `make system-tools`），或把 GLM1M_OCR_TESSDATA 设为存放 .traineddata 文件的文件夹。"),
+    entry(CsvError, r"(?P<name>.+) is protected with a password \(encrypted\)",
+          "{name} 受密码保护（已加密），glm1m 无法读取。请在 Excel 中去掉密码（文件 > 信息 > 保护工作簿），"
+          "保存后再附上。"),
+    entry(CsvError, r"(?P<name>.+) is an old-style Excel 97-2003 workbook \(\.xls\)",
+          "{name} 是旧式 Excel 97-2003 工作簿（.xls），glm1m 无法写回。"
+          "请另存为 .xlsx（Excel 工作簿）后再附上。"),
+    entry(CsvError, r"(?P<name>.+) is not a readable \.xlsx workbook",
+          "{name} 不是可读取的 .xlsx 工作簿（已损坏、不完整或是其他类型的文件）。"
+          "请在 Excel 中重新另存为 .xlsx。"),
 )
 
 LEADS = (  # most specific class first

@@ -90,3 +90,22 @@ def test_a_sentence_without_an_entry_keeps_its_english_behind_a_chinese_lead() -
     rare = DocumentError("odd.pdf holds text the server counts as 3 tokens per character.")
     assert in_chinese(rare) == f"文档无法使用：{rare}"
     assert in_chinese(ServerError("The model server failed: boom")).startswith("模型服务器出错：")
+
+
+def test_workbook_and_text_file_errors_read_in_chinese(tmp_path: Path) -> None:
+    from glm1m.documents.text import read_text_file
+    from glm1m.translation.xlsx import OLE_MAGIC, check_container
+
+    (tmp_path / "old.xlsx").write_bytes(OLE_MAGIC + b"\0" * 600)  # an Excel 97-2003 file renamed
+    (tmp_path / "junk.xlsx").write_bytes(b"not a zip at all")
+    (tmp_path / "bin.txt").write_bytes(b"abc\0def")
+    settings = Settings(_env_file=None)
+    calls = {"old.xlsx": lambda: check_container(tmp_path / "old.xlsx", "old.xlsx", settings),
+             "junk.xlsx": lambda: check_container(tmp_path / "junk.xlsx", "junk.xlsx", settings),
+             "bin.txt": lambda: read_text_file(tmp_path / "bin.txt", "bin.txt", False)}
+    for name, call in calls.items():
+        with pytest.raises(UserFacingError) as raised:
+            call()
+        assert uses_entry(raised.value), str(raised.value)
+        text = in_chinese(raised.value)
+        assert text.startswith(name) and CHINESE.search(text), text
