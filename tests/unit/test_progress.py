@@ -25,3 +25,14 @@ def test_nothing_done_yet_or_a_stage_marker_shows_no_rate() -> None:
     assert Progress("translating", 0, 300, unit="rows").line() == "translating: 0 of 300 rows"
     marker = Progress("combining notes", 9, 9, unit="parts", resumed=9)
     assert marker.line() == "combining notes: 9 of 9 parts"
+
+
+def test_time_left_waits_for_enough_finished_units_but_a_short_job_gets_it_at_once() -> None:
+    started = time.monotonic() - 0.8
+    first = Progress("translating", 1, 3000, unit="rows", started=started)  # the first row, alone
+    assert first.eta_s is None and "left" not in first.line()
+    assert "1.2 rows/s" in first.line()  # the rate is still said
+    batch = Progress("translating", 64, 3000, unit="rows", started=started)
+    assert batch.eta_s is not None and "s left" in batch.line()
+    parts = Progress("reading", 1, 6, unit="parts", started=started)
+    assert parts.eta_s is not None
