@@ -10,7 +10,7 @@ import pytest
 
 from glm1m.chat import Conversation
 from glm1m.errors import ContextTooLong, ServerError
-from glm1m.llm import ChatParams, Llm, LlmClient
+from glm1m.llm import ChatParams, CutAtLimit, Llm, LlmClient
 from glm1m.settings import Settings
 from tests.support.metrics import eventually, running, scrape
 
@@ -33,10 +33,13 @@ async def collect(llm: Llm, messages: list[dict], params: ChatParams) -> list[st
     return [piece async for piece in llm.stream_chat(messages, params)]
 
 
-async def test_answer_streams_in_many_chunks(llm: Llm) -> None:
+async def test_answer_streams_in_many_chunks_and_a_cut_one_ends_with_the_marker(llm: Llm) -> None:
     pieces = await collect(llm, ask("Tell me about long documents."), GREEDY)
     assert len(pieces) >= 20
-    assert all(pieces)
+    # Random weights never stop on their own: the server ends the answer at max_tokens, and the
+    # client says so with an empty CutAtLimit as the last piece; every other piece holds text.
+    assert isinstance(pieces[-1], CutAtLimit) and pieces[-1] == ""
+    assert all(pieces[:-1]) and not any(isinstance(p, CutAtLimit) for p in pieces[:-1])
 
 
 async def test_max_tokens_is_honoured(model_server, llm: Llm) -> None:

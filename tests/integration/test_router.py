@@ -154,7 +154,7 @@ async def test_a_replica_killed_mid_batch_leaves_rotation_the_batch_completes_an
     assert killed.is_set() and summary.complete, summary
     assert [r["text"] for r in rows] == texts  # every row once, in order: none lost, none doubled
     assert all(r["translation"].strip() for r in rows)
-    # The batch may finish before the health checks (5 s apart, 2 failures) take it out.
+    # The batch may finish before the health checks (2 s apart, 2 failures) take it out.
     eventually(lambda: not router_stack.healthy()[victim.root], 30, "the dead replica leaves rotation")
     assert router_stack.healthy()[survivor.root]
     assert httpx.get(f"{router_stack.root}/readiness", timeout=10).status_code == 200
