@@ -15,7 +15,14 @@ import pandas as pd
 from glm1m.errors import CsvError
 from glm1m.settings import Settings
 from glm1m.translation.fanout import Result
-from glm1m.translation.table import CsvSource, is_finished_output, open_source, read_chunks, write_chunk
+from glm1m.translation.table import (
+    CsvSource,
+    is_finished_output,
+    open_source,
+    read_chunks,
+    translation_columns,
+    write_chunk,
+)
 from glm1m.translation.xlsx import (
     OLE_MAGIC,
     XlsxSource,
@@ -117,14 +124,7 @@ def csv_headers(source: CsvSource, language: str) -> list[str]:
     """One column: "translation" (as ever); several: "<column> (<language>)" for each."""
     if len(source.chosen) == 1:
         return ["translation"]
-    taken, headers = set(source.columns), []
-    for column in source.chosen:
-        header, n = f"{column} ({language})", 2
-        while header in taken:
-            header, n = f"{column} ({language}) {n}", n + 1
-        taken.add(header)
-        headers.append(header)
-    return headers
+    return translation_columns(source.columns, source.chosen, language)
 
 
 def _write_csv(source: CsvSource, results: Mapping[int, Result], into: Path, language: str,

@@ -320,3 +320,15 @@ def read_glossary(path: Path, name: str | None = None) -> tuple[tuple[str, str],
     if pairs and pairs[0][0].lower() in ("term", "source", "术语", "原文"):
         pairs = pairs[1:]  # a header row
     return tuple(pairs)
+
+
+def translation_columns(existing: Sequence[str], chosen: Sequence[str], language: str) -> list[str]:
+    """"<column> (<language>)" for each chosen column, numbered where a name is already taken."""
+    taken, headers = set(existing), []
+    for column in chosen:
+        header, n = f"{column} ({language})", 2
+        while header in taken:
+            header, n = f"{column} ({language}) {n}", n + 1
+        taken.add(header)
+        headers.append(header)
+    return headers

@@ -25,7 +25,7 @@ from typing import Any
 
 from glm1m.errors import CsvError
 from glm1m.translation.fanout import Result
-from glm1m.translation.table import FORMULA_START
+from glm1m.translation.table import FORMULA_START, translation_columns
 from glm1m.translation.xlsx import XlsxSource, all_rows, load, rows
 
 ERROR_HEADER = "translation_error"
@@ -33,15 +33,7 @@ MAX_COLUMNS = 16_384  # Excel's last column, XFD
 
 
 def translated_headers(source: XlsxSource, language: str) -> list[str]:
-    taken = set(source.columns)
-    headers = []
-    for label in source.chosen:
-        header, n = f"{label} ({language})", 2
-        while header in taken:
-            header, n = f"{label} ({language}) {n}", n + 1
-        taken.add(header)
-        headers.append(header)
-    return headers
+    return translation_columns(source.columns, source.chosen, language)
 
 
 def assemble_xlsx(source: XlsxSource, results: Mapping[int, Result], into: Path, language: str,
