@@ -89,7 +89,9 @@ def test_ctrl_c_keeps_finished_cells_and_the_same_command_continues(tmp_path, he
     out = tmp_path / "book.translated.xlsx"
     stopped = openpyxl.load_workbook(out)["条款"]
     done = [r for r in range(2, 302) if stopped.cell(r, 5).value]
-    assert 30 <= len(done) < 300 and [stopped.cell(r, 2).value for r in range(2, 302)] == texts
+    # 30 answers had gone through the proxy; up to --concurrency (4) of them were still on their way
+    # back when Ctrl-C came, and those cells are marked not reached (seen: 29 in a CI run).
+    assert 30 - 4 <= len(done) < 300 and [stopped.cell(r, 2).value for r in range(2, 302)] == texts
     assert all("job stopped before this row" in stopped.cell(r, 6).value
                for r in range(2, 302) if r not in done)
     healthy_proxy.reset()
