@@ -25,11 +25,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from glm1m.cli import up as stack
-from glm1m.settings import Settings
-from server import launch, process
+from bench.demo_stack import demo_stack
 from tests.support.chainlit_client import ChainlitSession
-from tests.support.service import free_port
 
 RESULTS = Path(__file__).resolve().parents[1] / "bench" / "results"
 SESSION_TIMEOUT_S = 600
@@ -94,26 +91,10 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=10_000)
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="glm1m-load-"))
-    os.environ.update(GLM1M_DATA_DIR=str(folder / "data"), GLM1M_MAX_TOKENS="16",
-                      GLM1M_TRANSLATE_MAX_TOKENS="8", GLM1M_METRICS_PORT="0")
-    settings = Settings()
-    options = launch.resolve(launch.ServeOptions(demo=True, port=free_port(), max_model_len=8192,
-                                                 api_key="load-test-key"), settings)
-    server = launch.start(options, settings, log_path=str(folder / "vllm.log"))
-    ui = None
-    try:
-        launch.wait_ready(server, options, str(folder / "vllm.log"))
-        port = free_port()
-        ui = stack.start_ui(options, "127.0.0.1", port, settings, str(folder / "chainlit.log"))
-        url = f"http://127.0.0.1:{port}"
-        stack.wait_ui(ui, url, str(folder / "chainlit.log"))
+    with demo_stack(folder, "load-test-key", GLM1M_MAX_TOKENS="16", GLM1M_TRANSLATE_MAX_TOKENS="8") as url:
         began = time.perf_counter()
         chats, batch = asyncio.run(run(url, args.sessions, args.rows, folder))
         wall = time.perf_counter() - began
-    finally:
-        for child in (ui, server):
-            if child is not None:
-                process.stop(child)
     report(args, chats, batch, wall)
 
 
@@ -128,7 +109,8 @@ def report(args, chats: list[dict], batch: dict, wall: float) -> None:
     table.add_row("errors", str(len(errors)))
     table.add_row("TTFT through the app p50 / p95 / max", f"{statistics.median(ttfts):.2f} / {p95:.2f} / "
                   f"{ttfts[-1]:.2f} s" if ttfts else "–")
-    table.add_row("batch", f"{batch['rows']:,} rows in {batch['seconds']:.0f} s ({batch['rows_s']:.1f} rows/s)")
+    table.add_row("batch", f"{batch['rows']:,} rows in {batch['seconds']:.0f} s "
+                           f"({batch['rows_s']:.1f} rows/s)")
     table.add_row("batch rows lost / duplicated / failed / in order",
                   f"{batch['lost']} / {batch['duplicated']} / {batch['failed']} / {batch['in_order']}")
     table.add_row("wall time", f"{wall:.0f} s")

@@ -3,9 +3,10 @@
 Session A asks for a long answer and records when each streamed piece arrives; while it streams,
 session B attaches a 95 MB one-column CSV (just under the 100 MB CSV limit). The app reads it
 (encoding over the whole file, fingerprint, row count) and starts translating; B lets the job run
-(its reader and fan-out on the same loop) for a few seconds, then stops. Compared side by side in one run: the gaps between A's pieces while B's file is read
-against A's gaps before B began. Starts its own demo model server and app on loopback, stops both
-by PID, ends by itself (every wait is bounded).
+(its reader and fan-out on the same loop) for a few seconds, then stops. Compared side by side in
+one run: the gaps between A's pieces while B's file is read against A's gaps before B began.
+Starts its own demo model server and app on loopback, stops both by PID, ends by itself (every
+wait is bounded).
 
     .venv/bin/python -m bench.event_loop_lag
 """
@@ -15,7 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import csv
-import os
 import platform
 import statistics
 import tempfile
@@ -25,11 +25,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from glm1m.cli import up as stack
-from glm1m.settings import Settings
-from server import launch, process
+from bench.demo_stack import demo_stack
 from tests.support.chainlit_client import ChainlitSession
-from tests.support.service import free_port
 
 WAIT_S = 600
 TARGET_LAG_S = 0.2
@@ -123,24 +120,8 @@ def main() -> None:
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="glm1m-lag-"))
     rows = write_csv(folder / "big.csv", args.megabytes)
-    os.environ.update(GLM1M_DATA_DIR=str(folder / "data"), GLM1M_METRICS_PORT="0",
-                      GLM1M_TRANSLATE_MAX_TOKENS="8")
-    settings = Settings()
-    options = launch.resolve(launch.ServeOptions(demo=True, port=free_port(), max_model_len=8192,
-                                                 api_key="lag-test-key"), settings)
-    server = launch.start(options, settings, log_path=str(folder / "vllm.log"))
-    ui = None
-    try:
-        launch.wait_ready(server, options, str(folder / "vllm.log"))
-        port = free_port()
-        ui = stack.start_ui(options, "127.0.0.1", port, settings, str(folder / "chainlit.log"))
-        url = f"http://127.0.0.1:{port}"
-        stack.wait_ui(ui, url, str(folder / "chainlit.log"))
+    with demo_stack(folder, "lag-test-key", GLM1M_TRANSLATE_MAX_TOKENS="8") as url:
         result = asyncio.run(run(url, folder / "big.csv"))
-    finally:
-        for child in (ui, server):
-            if child is not None:
-                process.stop(child)
     size_mb = (folder / "big.csv").stat().st_size / 1e6
     table = Table(title=f"Session A's stream while session B's {size_mb:.0f} MB CSV ({rows:,} rows) is "
                         f"read ({result['read_s']:.1f} s until translating began) · {platform.node()}")

@@ -26,11 +26,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from glm1m.cli import up as stack
-from glm1m.settings import Settings
-from server import launch, process
+from bench.demo_stack import demo_stack
 from tests.support.chainlit_client import ChainlitSession
-from tests.support.service import free_port
 
 WAIT_S = 900
 COUNT = re.compile(r"translating: ([\d,]+) of ([\d,]+) rows")
@@ -77,24 +74,8 @@ def main() -> None:
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="glm1m-progress-"))
     write_csv(folder / "rows.csv", args.rows)
-    os.environ.update(GLM1M_DATA_DIR=str(folder / "data"), GLM1M_METRICS_PORT="0",
-                      GLM1M_TRANSLATE_MAX_TOKENS="16")
-    settings = Settings()
-    options = launch.resolve(launch.ServeOptions(demo=True, port=free_port(), max_model_len=8192,
-                                                 api_key="progress-key"), settings)
-    server = launch.start(options, settings, log_path=str(folder / "vllm.log"))
-    ui = None
-    try:
-        launch.wait_ready(server, options, str(folder / "vllm.log"))
-        port = free_port()
-        ui = stack.start_ui(options, "127.0.0.1", port, settings, str(folder / "chainlit.log"))
-        url = f"http://127.0.0.1:{port}"
-        stack.wait_ui(ui, url, str(folder / "chainlit.log"))
+    with demo_stack(folder, "progress-key", GLM1M_TRANSLATE_MAX_TOKENS="16") as url:
         head, counts, total = asyncio.run(run(url, folder / "rows.csv"))
-    finally:
-        for child in (ui, server):
-            if child is not None:
-                process.stop(child)
     moving = [(t, n) for t, n in counts if n > 0]
     first = moving[0][0] if moving else float("nan")
     times = [t for t, _ in counts]

@@ -4,7 +4,6 @@ one did the work."""
 
 from __future__ import annotations
 
-import csv
 import os
 import signal
 import threading
@@ -25,6 +24,7 @@ from glm1m.translation.table import open_source
 from tests.support.metrics import eventually
 from tests.support.pdfs import make_pdf, words_page
 from tests.support.router_stack import RouterStack, router_stack, start_replica
+from tests.support.tables import read_output, write_rows
 
 __all__ = ["router_stack"]  # the session fixture, imported so pytest finds it here
 pytestmark = pytest.mark.server
@@ -81,23 +81,13 @@ async def test_follow_ups_land_on_the_replica_that_read_the_document_and_documen
     assert set(readers) == {0, 1}, readers  # other documents went to the other replica
 
 
-def write_rows(path: Path, count: int) -> list[str]:
-    texts = [f"row {i}: the clause number {i} of the contract." for i in range(count)]
-    with path.open("w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow(["id", "text"])
-        writer.writerows([i, t] for i, t in enumerate(texts))
-    return texts
-
-
-def read_output(path: Path) -> list[dict[str, str]]:
-    with path.open(encoding="utf-8-sig", newline="") as f:
-        return list(csv.DictReader(f))
+def english(i: int) -> str:
+    return f"row {i}: the clause number {i} of the contract."
 
 
 async def test_a_csv_translation_through_the_router_uses_both_replicas(
         router_stack: RouterStack, llm: LlmClient, tmp_path: Path) -> None:
-    texts = write_rows(tmp_path / "in.csv", 80)
+    texts = write_rows(tmp_path / "in.csv", 80, english)
     served = router_stack.counts(SUCCESS)
     summary = await run_job(open_source(tmp_path / "in.csv"), Job("English", max_tokens=4), llm,
                             tmp_path / "out.csv")
@@ -142,7 +132,7 @@ def kill_when_busy(stack: RouterStack, index: int, after: float, killed: threadi
 
 async def test_a_replica_killed_mid_batch_leaves_rotation_the_batch_completes_and_it_comes_back(
         router_stack: RouterStack, llm: LlmClient, tmp_path: Path) -> None:
-    texts = write_rows(tmp_path / "in.csv", 300)
+    texts = write_rows(tmp_path / "in.csv", 300, english)
     victim, survivor = router_stack.replicas[1], router_stack.replicas[0]
     killed = threading.Event()
     killer = threading.Thread(target=kill_when_busy, args=(router_stack, 1, 20, killed))

@@ -13,30 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from glm1m.translation.job import checkpoint_path, run_job
-from glm1m.llm import Llm, LlmClient
+from glm1m.llm import LlmClient
 from glm1m.settings import Settings
-from glm1m.translation.table import open_source
 from glm1m.translation.fanout import Job
+from glm1m.translation.job import checkpoint_path, run_job
+from glm1m.translation.table import open_source
 from tests.conftest import ROOT
 from tests.support.service import Service
+from tests.support.tables import read_output, write_rows
 
 pytestmark = pytest.mark.server
-
-
-def write_rows(path: Path, count: int, encoding: str = "utf-8") -> list[str]:
-    texts = [f"第{i}行：合同第{i}条。" if i % 3 == 0 else f"row {i}: the clause number {i}."
-             for i in range(count)]
-    with path.open("w", newline="", encoding=encoding) as f:
-        writer = csv.writer(f)
-        writer.writerow(["id", "text"])
-        writer.writerows([i, t] for i, t in enumerate(texts))
-    return texts
-
-
-def read_output(path: Path) -> list[dict[str, str]]:
-    with path.open(encoding="utf-8-sig", newline="") as f:
-        return list(csv.DictReader(f))
 
 
 @pytest.fixture
@@ -47,7 +33,8 @@ def llm_via_proxy(healthy_proxy):
 async def test_thousand_rows_come_back_in_input_order(tmp_path, healthy_proxy, llm_via_proxy) -> None:
     texts = write_rows(tmp_path / "in.csv", 1000)
     out = tmp_path / "out.csv"
-    summary = await run_job(open_source(tmp_path / "in.csv"), Job("English", max_tokens=6), llm_via_proxy, out)
+    summary = await run_job(open_source(tmp_path / "in.csv"), Job("English", max_tokens=6), llm_via_proxy,
+                            out)
     rows = read_output(out)
     answers = healthy_proxy.answers_by_prompt()
     assert summary.complete and [r["text"] for r in rows] == texts
