@@ -99,6 +99,13 @@ class Settings(BaseSettings):
         None, validation_alias=AliasChoices("GLM1M_SERVE_MODEL", "MODEL"),
         description="checkpoint `glm1m serve` starts: a local path or hub id ($MODEL, as "
                     "`MODEL=... make run` sets it)")
+    kv_disk_dir: str = Field(
+        "", description="folder of the KV tier on disk that `glm1m serve` gives vLLM on a GPU, "
+                        "so a restarted server loads documents back (empty: off; --kv-disk)")
+    # Two full-length bf16 documents (80 GiB each; four in fp8, about twenty of 128K tokens): a
+    # cap below 80 GiB could keep no 1M-token document at all. Pruned to it before each start.
+    kv_disk_gib: float = Field(160.0, gt=0, description="most GiB the disk tier's folder keeps "
+                                                         "(least recently used blocks go first)")
     vllm_python: Path | None = Field(
         None, description="python of the environment that has vLLM (default: the checkout's "
                           ".venv-server, else this python)")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from glm1m.errors import StartFailed
 from glm1m.settings import Settings
-from server import process
+from server import disk_tier, process
 from server.gpus import detect_gpus
 
 # The source checkout this module runs from, when it does (`make setup` builds the demo model and
@@ -115,6 +115,11 @@ def vllm_env(options: ServeOptions) -> dict[str, str]:
         # packages (nor, for an installed glm1m, the site-packages it lives in).
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(MIDDLEWARE_DIR), env.get("PYTHONPATH")]))
     env.setdefault("HF_HUB_OFFLINE", "1" if options.demo else env.get("HF_HUB_OFFLINE", "0"))
+    if disk_tier.wants_fixed_hash_seed(options.profile_flags + options.extra_args):
+        # The disk tier's file names are prefix hashes seeded from os.urandom unless this is set:
+        # without it a restarted server finds none of its files (server/disk_tier.py). A user's
+        # own value is kept; it must only stay the same from one start to the next.
+        env.setdefault("PYTHONHASHSEED", disk_tier.HASH_SEED)
     return env
 
 

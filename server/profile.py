@@ -13,14 +13,18 @@
   0.88x the bf16 time and holds twice the tokens (1,048,576 vs 524,288 in 40 GiB; a whole H200
   keeps 2.72 1M-token documents warm instead of 1.37). Not the default: the checkpoint has no calibrated KV
   scales, and random weights cannot measure what fp8 costs in answer quality.
+- The disk tier (opt-in, `--kv-disk DIR`): the CPU tier with vLLM's filesystem tier behind it, so a
+  restarted server loads documents back instead of computing them (server/disk_tier.py).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from glm1m.errors import PlanError
+from server.disk_tier import NO_PROFILE, DiskTier, size_disk_tier
 from server.gpus import Gpu
-from server.host_tier import host_memory_bytes, size_tier
+from server.host_tier import HostTier, host_memory_bytes, size_tier
 from server.plan import (
     GLM4_9B_CHAT_1M,
     KvCacheDtype,
@@ -62,17 +66,37 @@ def plan_for(model: str, detected: list[Gpu], gpus: int, max_model_len: int | No
                      kv_cache_dtype=kv_cache_dtype)
 
 
+def sized_tier(profile: str, model: str, detected: list[Gpu], gpus: int, max_model_len: int | None,
+               layout: Layout = "data", host_bytes: int | None = None) -> tuple[Plan, HostTier]:
+    """The plan of profile auto or fp8kv and the host tier sized for it (host_bytes: the machine's
+    memory, default the real one); PlanError when the request cannot fit."""
+    plan = plan_for(model, detected, gpus, max_model_len, layout,
+                    kv_cache_dtype="fp8" if profile == "fp8kv" else None)
+    return plan, size_tier(plan, host_memory_bytes() if host_bytes is None else host_bytes)
+
+
+def disk_tier_for(profile: str, model: str, detected: list[Gpu], gpus: int,
+                  max_model_len: int | None, root: Path, cap_bytes: int, layout: Layout = "data",
+                  host_bytes: int | None = None, user_cpu_gib: float | None = None) -> DiskTier:
+    """The disk tier at root for this profile and machine; PlanError for profile none (no sizing
+    to put a CPU tier in) or a host without room for the CPU tier it needs."""
+    if profile == "none":
+        raise PlanError(NO_PROFILE)
+    plan, host = sized_tier(profile, model, detected, gpus, max_model_len, layout, host_bytes)
+    return size_disk_tier(plan, host, root, cap_bytes, user_cpu_gib)
+
+
 def profile_flags(profile: str, model: str, detected: list[Gpu], gpus: int,
                   max_model_len: int | None, layout: Layout = "data",
-                  host_bytes: int | None = None) -> list[str]:
+                  host_bytes: int | None = None, disk: DiskTier | None = None) -> list[str]:
     """The flags for `profile` on this machine (host_bytes: its memory, default the real one);
     PlanError when the request cannot fit. The host KV tier is on only where it holds more than
-    the GPU cache does (server/host_tier.py)."""
+    the GPU cache does (server/host_tier.py); a disk tier (from disk_tier_for) replaces its flags
+    with its own, which size the CPU tier themselves."""
     if profile == "none":
         flags = ["--max-model-len", str(max_model_len)] if max_model_len else []
         split = "--tensor-parallel-size" if layout == "tensor" else "--data-parallel-size"
         return flags + ([split, str(gpus)] if gpus > 1 else [])
-    plan = plan_for(model, detected, gpus, max_model_len, layout,
-                    kv_cache_dtype="fp8" if profile == "fp8kv" else None)
-    tier = size_tier(plan, host_memory_bytes() if host_bytes is None else host_bytes)
-    return plan.vllm_flags() + ALWAYS_ON_GPU + SERVING + tier.vllm_flags()
+    plan, tier = sized_tier(profile, model, detected, gpus, max_model_len, layout, host_bytes)
+    return (plan.vllm_flags() + ALWAYS_ON_GPU + SERVING
+            + (disk.vllm_flags() if disk is not None else tier.vllm_flags()))

@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # rich loads when a plan is shown, not for `glm1m --help`
     from rich.console import Console
     from rich.table import Table
 
+    from server.disk_tier import DiskTier
     from server.host_tier import HostTier
 from server.plan import (
     DEFAULT_UTILIZATION,
@@ -58,6 +59,9 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--host-mem", type=float, default=None, metavar="GiB",
                         help="host memory for the KV tier (default: this machine's when planning its "
                              "own GPUs); says how many full-length documents stay warm with it")
+    parser.add_argument("--kv-disk", default=None, metavar="DIR",
+                        help="plan the KV tier on disk at DIR (default: $GLM1M_KV_DISK_DIR, empty "
+                             "= off): says its cap and the CPU tier it loads documents back through")
     parser.add_argument("--model", type=Path, default=None, metavar="PATH",
                         help="model folder whose config.json gives the shapes (default: GLM-4-9B-Chat-1M)")
     parser.set_defaults(run=run_plan)
@@ -83,11 +87,23 @@ def run_plan(args: argparse.Namespace) -> int:
         return fail(f"plan: --host-mem must be positive (got {args.host_mem:g}).")
     from rich.console import Console
 
+    from glm1m.settings import Settings
+    from server.disk_tier import size_disk_tier
     from server.host_tier import host_memory_bytes, size_tier
 
+    settings = Settings()
+    disk_dir = args.kv_disk or settings.kv_disk_dir
+    # The disk tier's CPU tier is sized from host memory: this machine's unless --host-mem says.
     host = int(args.host_mem * GIB) if args.host_mem else (
-        host_memory_bytes() if args.gpu is None and args.gpu_mem is None else None)
-    show(plan, Console(highlight=False), size_tier(plan, host) if host else None)
+        host_memory_bytes() if (args.gpu is None and args.gpu_mem is None) or disk_dir else None)
+    tier = size_tier(plan, host) if host else None
+    disk = None
+    if disk_dir and tier:
+        try:
+            disk = size_disk_tier(plan, tier, Path(disk_dir), int(settings.kv_disk_gib * GIB))
+        except PlanError as error:
+            return fail(f"plan: {error}")
+    show(plan, Console(highlight=False), tier, disk)
     return 0
 
 
@@ -105,7 +121,8 @@ def planned_gpus(args: argparse.Namespace) -> tuple[GpuSpec, int]:
     return gpu_from_memory_mib(smallest.name, smallest.memory_mib), args.gpus or len(detected)
 
 
-def show(plan: Plan, console: Console, tier: HostTier | None = None) -> None:
+def show(plan: Plan, console: Console, tier: HostTier | None = None,
+         disk: DiskTier | None = None) -> None:
     console.print(plan_table(plan))
     console.print(f"Why: {plan.why}.")
     if plan.gpus > 1:
@@ -115,8 +132,10 @@ def show(plan: Plan, console: Console, tier: HostTier | None = None) -> None:
                       "(faster long prompts, more KV room per request; --layout tensor).")
     if tier is not None:
         console.print(f"KV tier in host memory ({tier.host_bytes / GIB:.0f} GiB): {tier.line()}.")
+    if disk is not None:
+        console.print(f"{disk.line()}.")
     console.print("vllm serve flags:")
-    flags = plan.vllm_flags() + (tier.vllm_flags() if tier else [])
+    flags = plan.vllm_flags() + (disk.vllm_flags() if disk else tier.vllm_flags() if tier else [])
     print(shlex.join(flags), flush=True)  # plain print: rich would wrap a long line
 
 

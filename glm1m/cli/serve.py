@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import replace
+from pathlib import Path
 
 from glm1m.cli.output import fail, say
 from glm1m.cli.plan import add_layout_arg
@@ -54,15 +55,23 @@ def add_serve_args(parser: argparse.ArgumentParser) -> None:
                         help="model servers on this machine, --gpus GPUs each, behind vLLM's router "
                              "on --port (replica i on PORT+10+i); see docs/serving.md")
     add_layout_arg(parser)
+    parser.add_argument("--kv-disk", default=None, metavar="DIR",
+                        help="keep KV blocks in files under DIR too, so a restarted server loads "
+                             "documents back instead of reading them again (GPU only; default: "
+                             "$GLM1M_KV_DISK_DIR, empty = off; pruned to GLM1M_KV_DISK_GIB, "
+                             "default 160, before each start; see docs/serving.md)")
     parser.add_argument("vllm_args", nargs=argparse.REMAINDER,
                         help="after --: extra flags passed to vllm serve as they are")
 
 
 def serve_options(args: argparse.Namespace, settings: Settings | None = None) -> ServeOptions:
-    """Raises PlanError (one sentence) when the GPUs cannot hold what was asked."""
+    """Raises PlanError (one sentence) when the GPUs cannot hold what was asked. With a disk tier
+    it also prunes the tier's folder to its cap, which must happen before vLLM starts."""
     from glm1m.keys import server_api_key
     from server import launch, profile
+    from server.disk_tier import NO_CPU_TIER, prune
     from server.gpus import detect_gpus
+    from server.plan import GIB
 
     settings = settings or Settings()
     check_exposure(args.host, args.expose)
@@ -76,13 +85,36 @@ def serve_options(args: argparse.Namespace, settings: Settings | None = None) ->
         model=model or DEFAULT_MODEL, demo=demo, host=args.host, port=args.port,
         max_model_len=args.max_model_len, api_key=args.api_key or server_api_key(settings),
         gpu=gpu, extra_args=extra), settings)
+    disk_dir = args.kv_disk or settings.kv_disk_dir
     if not gpu:
+        if disk_dir:
+            raise PlanError(NO_CPU_TIER)
         return options
     if args.gpus > len(detected):
         raise PlanError(f"--gpus {args.gpus} asks for more GPUs than nvidia-smi lists ({len(detected)}).")
+    disk = None
+    if disk_dir:
+        disk = profile.disk_tier_for(args.profile, options.model, detected, args.gpus,
+                                     args.max_model_len, Path(disk_dir), int(settings.kv_disk_gib * GIB),
+                                     args.layout, user_cpu_gib=user_cpu_gib(extra))
     flags = profile.profile_flags(args.profile, options.model, detected, args.gpus, args.max_model_len,
-                                  args.layout)
+                                  args.layout, disk=disk)
+    if disk is not None:
+        say(disk.line())
+        say(prune(disk.root, disk.cap_bytes).line())
     return replace(options, profile_flags=flags)
+
+
+def user_cpu_gib(vllm_args: list[str]) -> float | None:
+    """The --kv-offloading-size given after --, which vLLM takes over glm1m's (the last one wins)."""
+    value = flag_value(vllm_args, "--kv-offloading-size")
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        raise PlanError(f"--kv-offloading-size after -- takes a number of GiB, like 24 "
+                        f"(got {value}).") from None
 
 
 def check_exposure(host: str, expose: bool) -> None:
