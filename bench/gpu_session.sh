@@ -16,7 +16,9 @@
 # Issue 14's second run (bench/revisit_1m.py: the 1M revisit + the app, the file tier, the tier's cost):
 #   bash bench/gpu_session.sh receive-first    # as above, + .gpu/docs (A.txt, B.txt) and .whl (app wheels)
 #   bash bench/gpu_session.sh receive-one K    # 2..7
-#   bash bench/gpu_session.sh r1m-start K S    # the last folder, install, the driver; wait S s
+#   bash bench/gpu_session.sh r1m-start K S [P] # the last folder, install, the driver (phases P,
+#                                              # default r); wait S s. Every other command a call
+#                                              # runs must see the exports at the top of this file.
 #   bash bench/gpu_session.sh r1m-wait S       # until it ends or S s pass; results to $OUT
 # Lanes run under setsid so they outlive one call; results collect in /root/res.
 set -uo pipefail
@@ -77,13 +79,17 @@ case $1 in
   r1m-start)
     bash "$0" receive-one "$2" && bash "$0" install || exit 1
     free -g > $RES/free.txt; df -h /root > $RES/df.txt; cat $RES/free.txt
-    (cd /root/repo && setsid python3 -m bench.revisit_1m run --out $RES --docs /root/docs \
+    rm -f /dev/shm/vllm_offload_*.mmap  # a tier region a force-killed vLLM left (nothing runs yet)
+    (cd /root/repo && setsid python3 -m bench.revisit_1m run --out $RES --docs /root/docs --phases "${4:-r}" \
        > $RES/revisit_1m.out 2>&1 &)
     bash "$0" r1m-wait "${3:-420}" ;;
   r1m-wait)
     end=$((SECONDS + $2))
-    while pgrep -f "m bench[.]revisit_1m run" > /dev/null && [ $SECONDS -lt $end ]; do sleep 3; done
-    pgrep -f "m bench[.]revisit_1m run" > /dev/null && echo "revisit_1m still running" || echo "revisit_1m done"
+    # Anchored at the start of the command line: unanchored, the pattern also matched the device
+    # call's own shell whose text named the driver, and waited out its whole limit (2026-12-01).
+    while pgrep -f "^python3 -m bench[.]revisit_1m run" > /dev/null && [ $SECONDS -lt $end ]; do sleep 3; done
+    pgrep -f "^python3 -m bench[.]revisit_1m run" > /dev/null && echo "revisit_1m still running" \
+      || echo "revisit_1m done"
     free -g | head -2; tail -20 $RES/revisit_1m.out
     tar czf "$OUT/r1m.tgz" --exclude='vllm-cache-*' --exclude='data-*' --exclude='kvfs' -C /root res ;;
   install-and-start)

