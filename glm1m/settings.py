@@ -39,6 +39,9 @@ class Settings(BaseSettings):
     first_token_timeout_s: float = Field(
         3600.0, gt=0, description="longest wait for a streamed answer to begin (the server reads "
                                   "the whole prompt first), while its /health answers")
+    wait_line_s: float = Field(60.0, gt=0, description="how often `glm1m summarize` says it is "
+                                                        "still waiting for a whole document to be "
+                                                        "read, where stderr is not a terminal")
     health_poll_s: float = Field(10.0, gt=0, description="how often /health is checked while "
                                                           "waiting for an answer to begin")
     translate_concurrency: int = Field(64, ge=1, description="CSV rows in flight at once")

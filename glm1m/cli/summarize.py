@@ -51,6 +51,7 @@ def cmd_summarize(args: argparse.Namespace) -> int:
 
 async def summarize(args: argparse.Namespace, settings: Settings) -> None:
     from glm1m.cli.bar import progress_bar
+    from glm1m.cli.waiting import until_first_piece, waiting_line
     from glm1m.documents.answer import SUMMARY_REQUEST, answer, open_document
     from glm1m.documents.budget import Strategy
     from glm1m.documents.formats import ReadOptions, read_document_async
@@ -68,10 +69,14 @@ async def summarize(args: argparse.Namespace, settings: Settings) -> None:
         wanted = None if args.strategy == "auto" else Strategy(args.strategy)
         doc = await open_document(text, llm, settings, params.max_tokens, wanted)
         say(f"{doc.name}: {doc.budget.line()} Strategy: {doc.strategy.value}.")
+        pieces = answer(doc, args.question or SUMMARY_REQUEST, llm, params,
+                        lambda progress: say(progress.line()))
         if doc.strategy is Strategy.WHOLE:
-            say(PrefillClock(read(settings)).describe_wait(doc.budget.tokens))
-        async for piece in answer(doc, args.question or SUMMARY_REQUEST, llm, params,
-                                  lambda progress: say(progress.line())):
+            clock = PrefillClock(read(settings))
+            say(clock.describe_wait(doc.budget.tokens))
+            pieces = until_first_piece(
+                pieces, lambda s: waiting_line(doc.name, doc.budget.tokens, s, clock), settings.wait_line_s)
+        async for piece in pieces:
             sys.stdout.write(piece)
             sys.stdout.flush()
         sys.stdout.write("\n")

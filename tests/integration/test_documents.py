@@ -158,3 +158,21 @@ def test_summarize_writes_the_answer_alone_to_stdout(healthy_proxy, tmp_path) ->
     assert done.returncode == 0, done.stderr
     assert done.stdout == healthy_proxy.streamed_text() + "\n"
     assert "Strategy: whole" in done.stderr
+
+
+def test_summarize_says_it_is_still_reading_until_the_answer_starts(healthy_proxy, tmp_path) -> None:
+    """A whole document's first word can take ten minutes (the server reads all of it first, and
+    sends nothing meanwhile): the CLI says how long so far, every GLM1M_WAIT_LINE_S off a
+    terminal, and keeps those lines off stdout, which holds the answer alone."""
+    make_pdf(tmp_path / "doc.pdf", [words_page(n, 200) for n in range(1, 3)])
+    healthy_proxy.hold_next_stream(3.0)
+    done = subprocess.run([sys.executable, "-m", "glm1m.cli", "summarize", str(tmp_path / "doc.pdf"),
+                           "--strategy", "whole", "--max-tokens", "16", "--base-url", f"{healthy_proxy.url}/v1"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300,
+                          env={**os.environ, "GLM1M_WAIT_LINE_S": "0.5"})
+    assert done.returncode == 0, done.stderr
+    waits = [line for line in done.stderr.splitlines() if "still reading doc.pdf" in line]
+    assert len(waits) >= 4, done.stderr  # held 3 s, a line every 0.5 s
+    so_far = [re.search(r"(\d+):(\d\d) so far", line).groups() for line in waits]
+    assert so_far == sorted(so_far, key=lambda ms: (int(ms[0]), int(ms[1]))) and so_far[-1] >= ("0", "02")
+    assert done.stdout == healthy_proxy.streamed_text() + "\n"
