@@ -28,7 +28,11 @@ from dataclasses import dataclass
 
 from server.plan import GIB, Plan
 
-RESERVED_BYTES = 32 * GIB  # the OS, the app, vLLM's own processes and page cache keep this much
+# The OS, the app, vLLM's own processes and page cache keep this much, beside ONE server: on the
+# lent 125 GiB H200 host an 82 GiB tier was OOM-killed (dmesg) while a second vLLM server started
+# beside it. The plain tier is pinned anonymous memory; the disk tier's is a file in /dev/shm
+# (server/shm.py), which a force-killed vLLM leaves behind.
+RESERVED_BYTES = 32 * GIB
 MIN_GAIN = 1.25  # host tier per engine over GPU KV cache per engine, below which it buys nothing
 MIN_TIER_BYTES = 16 * GIB
 

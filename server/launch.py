@@ -10,7 +10,7 @@ from pathlib import Path
 
 from glm1m.errors import StartFailed
 from glm1m.settings import Settings
-from server import disk_tier, process
+from server import disk_tier, process, shm
 from server.gpus import detect_gpus
 
 # The source checkout this module runs from, when it does (`make setup` builds the demo model and
@@ -138,6 +138,9 @@ def ensure_demo_model(settings: Settings) -> None:
 def start(options: ServeOptions, settings: Settings, log_path: str | None = None) -> subprocess.Popen:
     # Another server on the port would answer our readiness probe while ours fails to bind.
     process.require_free_port(options.host, options.port, "the model server")
+    # With the disk tier, vLLM's CPU tier is a file in /dev/shm (server/shm.py): a tmpfs without
+    # room for it is said here in one sentence, before vLLM starts.
+    shm.require_room(shm.region_bytes(vllm_command(options, "python")))
     python = vllm_python(settings)
     require_vllm(python)
     if options.demo:

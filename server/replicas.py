@@ -17,7 +17,7 @@ from pathlib import Path
 
 from glm1m.errors import PlanError
 from glm1m.settings import Settings
-from server import launch, process, router
+from server import launch, process, router, shm
 from server.launch import ServeOptions
 from server.router import RouterOptions
 
@@ -81,6 +81,9 @@ def _start(stack: Stack, settings: Settings, log_dir: Path, say: Callable[[str],
     # Replicas listen on loopback: only the router, on the host asked for, faces the network.
     for port in [s.port for s in stack.servers] + [stack.router.port, stack.router.metrics_port]:
         process.require_free_port("127.0.0.1", port, "a replica or the router")
+    # Each replica's disk tier puts its CPU tier in /dev/shm: all of them must fit at once.
+    shm.require_room(sum(shm.region_bytes(launch.vllm_command(s, "python")) for s in stack.servers),
+                     servers=len(stack.servers))
     logs = [str(log_dir / f"vllm-{i}.log") for i in range(len(stack.servers))]
     for options, log in zip(stack.servers, logs, strict=True):
         say(f"starting replica at {options.base_url} (log: {log}) ...")
@@ -104,11 +107,13 @@ def stop_stack(procs: list[subprocess.Popen]) -> None:
 
 
 def supervise(procs: list[subprocess.Popen], stack: Stack, settings: Settings, log_dir: Path,
-              say: Callable[[str], None]) -> int:
+              say: Callable[[str], None], shm_before: frozenset[Path] | None = None) -> int:
     """Block until the router, or a process the caller appended after it (the UI), exits: 1, and
     the caller stops the rest. A replica that exits is started again in its place (in
     `procs`, so the caller's stop_stack stops the new one): the router takes it out of rotation
-    after HEALTH_FAILURES failed checks and back in once it answers /health again."""
+    after HEALTH_FAILURES failed checks and back in once it answers /health again. With
+    shm_before (shm.regions() from before any replica started), the /dev/shm region a killed
+    replica left is removed before it starts again, which would otherwise hold a second one."""
     import os
 
     replicas = len(stack.servers)
@@ -121,6 +126,10 @@ def supervise(procs: list[subprocess.Popen], stack: Stack, settings: Settings, l
         if index >= replicas:
             return 1
         process.stop(procs[index], grace_s=0)  # its engine process, left in its group
+        if shm_before is not None:
+            removed = shm.remove_left_behind(shm_before, [procs[index].pid])
+            if removed.paths:
+                say(removed.line())
         options = stack.servers[index]
         say(f"replica at {options.base_url} exited (status {procs[index].returncode}); starting "
             f"it again; the router sends its requests to the others until it answers")

@@ -131,15 +131,16 @@ def check_exposure(host: str, expose: bool) -> None:
 def cmd_serve(args: argparse.Namespace) -> int:
     import subprocess
 
-    from server import launch, process
+    from server import launch, process, shm
 
     settings = Settings()
+    shm_before = shm.regions()  # what is in /dev/shm now is another server's; see give_back_shm
     try:
         options = serve_options(args, settings)
     except UserFacingError as error:  # the plan, or the server-api-key file
         return fail(str(error))
     if args.replicas > 1:
-        return serve_replicas(args, options, settings)
+        return serve_replicas(args, options, settings, shm_before)
     say("starting: " + " ".join(launch.vllm_command(options, launch.vllm_python(settings))))
     server: subprocess.Popen | None = None
     try:
@@ -155,6 +156,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
     finally:
         if server is not None:
             process.stop(server)
+            give_back_shm(shm_before, [server.pid])
+
+
+def give_back_shm(before: frozenset[Path], stopped_groups: list[int]) -> None:
+    """Remove the /dev/shm KV regions that glm1m's stopped vLLM left (a force-killed engine never
+    unlinks its own: server/shm.py) and say so; another server's stay."""
+    from server import shm
+
+    removed = shm.remove_left_behind(before, stopped_groups)
+    if removed.paths:
+        say(removed.line())
 
 
 def plan_replicas(args: argparse.Namespace, options: ServeOptions, settings: Settings) -> Stack:
@@ -172,8 +184,10 @@ def ready_line(stack: Stack) -> str:
             f"/tokenize: GLM1M_TOKENIZE_URL)")
 
 
-def serve_replicas(args: argparse.Namespace, options: ServeOptions, settings: Settings) -> int:
-    """N servers and the router in front; Ctrl-C (or SIGTERM) stops all of them by PID."""
+def serve_replicas(args: argparse.Namespace, options: ServeOptions, settings: Settings,
+                   shm_before: frozenset[Path]) -> int:
+    """N servers and the router in front; Ctrl-C (or SIGTERM) stops all of them by PID, then
+    removes the /dev/shm regions they left that were not there before (shm_before)."""
     import subprocess
 
     from server import replicas
@@ -189,7 +203,7 @@ def serve_replicas(args: argparse.Namespace, options: ServeOptions, settings: Se
         procs = replicas.start_stack(stack, settings, settings.log_dir, say)
         record_served(stack.servers[0], args, settings)
         say(ready_line(stack))
-        return replicas.supervise(procs, stack, settings, settings.log_dir, say)
+        return replicas.supervise(procs, stack, settings, settings.log_dir, say, shm_before)
     except OSError as error:
         return fail(f"cannot write logs to {settings.log_dir} ({error.strerror}); give "
                     f"GLM1M_DATA_DIR a folder this user can write.")
@@ -199,6 +213,7 @@ def serve_replicas(args: argparse.Namespace, options: ServeOptions, settings: Se
         return 0
     finally:
         replicas.stop_stack(procs)
+        give_back_shm(shm_before, [p.pid for p in procs])
 
 
 def flag_value(cmd: list[str], name: str) -> str | None:
