@@ -99,10 +99,12 @@ def wait_ui(proc: subprocess.Popen, url: str, log_path: str) -> None:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
+    from glm1m.cli.serve import give_back_shm
     from glm1m.cli.users import ensure_first_user
-    from server import launch, process
+    from server import launch, process, shm
 
     settings = Settings()
+    shm_before = shm.regions()  # another server's; ours are removed after ours stop (serve.py)
     try:
         options = serve_options(args, settings)
     except UserFacingError as error:  # the plan, or the server-api-key file
@@ -120,7 +122,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     if options.demo:
         say("no GPU found (or --demo): serving the demo model, random weights, answers are noise")
     if args.replicas > 1:
-        return up_replicas(args, options, settings)
+        return up_replicas(args, options, settings, shm_before)
     say(f"starting the model server (log: {server_log}) ...")
     children: list[subprocess.Popen] = []
     try:
@@ -141,6 +143,8 @@ def cmd_up(args: argparse.Namespace) -> int:
     finally:
         for child in reversed(children):
             process.stop(child)
+        if children:
+            give_back_shm(shm_before, [children[0].pid])
 
 
 def wait_any(children: list[subprocess.Popen]) -> int:
@@ -151,13 +155,14 @@ def wait_any(children: list[subprocess.Popen]) -> int:
     return 1
 
 
-def up_replicas(args: argparse.Namespace, options: ServeOptions, settings: Settings) -> int:
+def up_replicas(args: argparse.Namespace, options: ServeOptions, settings: Settings,
+                shm_before: frozenset[Path]) -> int:
     """`glm1m up --replicas N`: the replicas and the router (glm1m serve --replicas), then the UI
     talking to the router; a replica that exits is started again, the UI or the router ending
     stops everything."""
     from dataclasses import replace
 
-    from glm1m.cli.serve import plan_replicas, ready_line
+    from glm1m.cli.serve import give_back_shm, plan_replicas, ready_line
     from server import replicas
 
     procs: list[subprocess.Popen] = []
@@ -173,7 +178,7 @@ def up_replicas(args: argparse.Namespace, options: ServeOptions, settings: Setti
                               tokenize_url=stack.servers[0].base_url))
         wait_ui(procs[-1], url, ui_log)
         say(f"open {url}  (Ctrl-C stops all)")
-        return replicas.supervise(procs, stack, settings, settings.log_dir, say)
+        return replicas.supervise(procs, stack, settings, settings.log_dir, say, shm_before)
     except UserFacingError as error:
         return fail(str(error), 1)
     except KeyboardInterrupt:
@@ -181,3 +186,4 @@ def up_replicas(args: argparse.Namespace, options: ServeOptions, settings: Setti
         return 0
     finally:
         replicas.stop_stack(procs)
+        give_back_shm(shm_before, [p.pid for p in procs])

@@ -246,3 +246,27 @@ def test_a_replica_restarted_after_a_kill_first_gets_its_regions_memory_back(
             proc.wait()
             proc.stdin.close()  # type: ignore[union-attr]
     assert len(again) == 1 and any("vllm_offload_killed-replica.mmap" in line for line in said)
+
+
+def test_up_removes_the_region_its_vllm_left_once_it_has_stopped(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, shm_dir: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`glm1m up` starts the same server as `glm1m serve`, so it gives the memory back the same way."""
+    from glm1m.cli import up as up_cli
+
+    monkeypatch.setenv("GLM1M_AUTH", "false")  # no first user to ask for before the server starts
+    earlier = region(shm_dir, "another-server")
+    fake_h200(monkeypatch)
+
+    def start(cmd: list[str], **kw: object) -> subprocess.Popen:
+        region(shm_dir, "ours")
+        return subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"], start_new_session=True)
+
+    monkeypatch.setattr(process, "start", start)
+    code = up_cli.cmd_up(build_parser().parse_args(
+        ["up", "--port", str(free_port()), "--kv-disk", str(tmp_path / "kv"), "--",
+         "--kv-offloading-size", "0.001"]))
+    err = capsys.readouterr().err
+    assert code == 1 and "exited with code 3" in err
+    assert "vllm_offload_ours.mmap" in err
+    assert earlier.exists() and not (shm_dir / "vllm_offload_ours.mmap").exists()
