@@ -270,3 +270,24 @@ def test_up_removes_the_region_its_vllm_left_once_it_has_stopped(
     assert code == 1 and "exited with code 3" in err
     assert "vllm_offload_ours.mmap" in err
     assert earlier.exists() and not (shm_dir / "vllm_offload_ours.mmap").exists()
+
+
+def test_up_with_replicas_gives_back_what_its_replicas_left(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, shm_dir: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from glm1m.cli import up as up_cli
+
+    before = shm.regions()
+    earlier = region(shm_dir, "another-server")
+    monkeypatch.setattr(serve_cli, "plan_replicas", lambda args, options, settings: object())
+
+    def start_stack(*args: object) -> list[subprocess.Popen]:
+        region(shm_dir, "replica-0")  # its engine was force-killed as the stack failed to start
+        raise StartFailed("replica 1 did not start")
+
+    monkeypatch.setattr(replicas, "start_stack", start_stack)
+    args = build_parser().parse_args(["up", "--replicas", "2"])
+    code = up_cli.up_replicas(args, ServeOptions(demo=True), Settings(), before | {earlier})
+    err = capsys.readouterr().err
+    assert code == 1 and "replica 1 did not start" in err and "vllm_offload_replica-0.mmap" in err
+    assert earlier.exists() and not (shm_dir / "vllm_offload_replica-0.mmap").exists()
