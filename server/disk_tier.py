@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from glm1m.errors import PlanError, StartFailed
+from server.flags import kv_extra_config
 from server.host_tier import HostTier
 from server.plan import GIB, KIB, Plan
 
@@ -114,19 +115,7 @@ def size_disk_tier(plan: Plan, host: HostTier, root: Path, cap_bytes: int,
 def wants_fixed_hash_seed(vllm_args: list[str]) -> bool:
     """Whether the last --kv-transfer-config of a vllm serve command names a secondary tier: its
     files are found again only under the same PYTHONHASHSEED."""
-    value = None
-    for i, part in enumerate(vllm_args):
-        if part == "--kv-transfer-config" and i + 1 < len(vllm_args):
-            value = vllm_args[i + 1]
-        elif part.startswith("--kv-transfer-config="):
-            value = part.split("=", 1)[1]
-    if value is None:
-        return False
-    try:
-        extra = json.loads(value).get("kv_connector_extra_config") or {}
-    except (ValueError, AttributeError):
-        return False  # vLLM refuses it with its own message
-    return isinstance(extra, dict) and bool(extra.get("secondary_tiers"))
+    return bool(kv_extra_config(vllm_args).get("secondary_tiers"))
 
 
 @dataclass(frozen=True)

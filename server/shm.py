@@ -21,7 +21,6 @@ How vLLM 0.26.0 uses /dev/shm (read from its source; paths under vllm/):
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import select
@@ -32,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from glm1m.errors import StartFailed
+from server.flags import kv_extra_config, last_value
 from server.plan import GIB
 
 SHM_DIR = Path("/dev/shm")  # vLLM's path is fixed; tests point this elsewhere
@@ -43,37 +43,16 @@ TIERING_SPEC = "TieringOffloadingSpec"
 EXIT_WAIT_S = 30.0
 
 
-def _last_value(cmd: list[str], *names: str) -> str | None:
-    """The value of the last `NAME VALUE` or `NAME=VALUE` of any of names (vLLM's argparse takes it)."""
-    found = None
-    for i, part in enumerate(cmd):
-        if part in names and i + 1 < len(cmd):
-            found = cmd[i + 1]
-        elif "=" in part and part.split("=", 1)[0] in names:
-            found = part.split("=", 1)[1]
-    return found
-
-
-def _names_tiering_spec(config: str | None) -> bool:
-    if config is None:
-        return False
-    try:
-        extra = json.loads(config).get("kv_connector_extra_config") or {}
-    except (ValueError, AttributeError):
-        return False  # vLLM refuses it with its own message
-    return isinstance(extra, dict) and extra.get("spec_name") == TIERING_SPEC
-
-
 def region_bytes(cmd: list[str]) -> int:
     """The /dev/shm room one `vllm serve` command line needs: --kv-offloading-size GiB for each
     data-parallel engine where the native backend runs TieringOffloadingSpec, else 0."""
-    size = _last_value(cmd, "--kv-offloading-size")
-    if size is None or (_last_value(cmd, "--kv-offloading-backend") or "native") != "native":
+    size = last_value(cmd, "--kv-offloading-size")
+    if size is None or (last_value(cmd, "--kv-offloading-backend") or "native") != "native":
         return 0
-    if not _names_tiering_spec(_last_value(cmd, "--kv-transfer-config")):
+    if kv_extra_config(cmd).get("spec_name") != TIERING_SPEC:
         return 0
     try:
-        engines = int(_last_value(cmd, "--data-parallel-size", "-dp") or 1)
+        engines = int(last_value(cmd, "--data-parallel-size", "-dp") or 1)
         return math.ceil(float(size) * GIB) * max(1, engines)
     except ValueError:
         return 0  # vLLM refuses a size or count that is not a number

@@ -11,6 +11,7 @@ from glm1m.cli.output import fail, say
 from glm1m.cli.plan import add_layout_arg
 from glm1m.errors import PlanError, StartFailed, UserFacingError
 from glm1m.settings import Settings
+from server.flags import last_value
 from server.launch import DEFAULT_MODEL, ServeOptions
 from server.profile import PROFILES
 from server.replicas import Stack
@@ -107,7 +108,7 @@ def serve_options(args: argparse.Namespace, settings: Settings | None = None) ->
 
 def user_cpu_gib(vllm_args: list[str]) -> float | None:
     """The --kv-offloading-size given after --, which vLLM takes over glm1m's (the last one wins)."""
-    value = flag_value(vllm_args, "--kv-offloading-size")
+    value = last_value(vllm_args, "--kv-offloading-size")
     if value is None:
         return None
     try:
@@ -216,17 +217,6 @@ def serve_replicas(args: argparse.Namespace, options: ServeOptions, settings: Se
         give_back_shm(shm_before, [p.pid for p in procs])
 
 
-def flag_value(cmd: list[str], name: str) -> str | None:
-    """The value of `name VALUE` or `name=VALUE` in a command line (the last one wins, as in vLLM)."""
-    found = None
-    for i, part in enumerate(cmd):
-        if part == name and i + 1 < len(cmd):
-            found = cmd[i + 1]
-        elif part.startswith(name + "="):
-            found = part.split("=", 1)[1]
-    return found
-
-
 def record_served(options: ServeOptions, args: argparse.Namespace, settings: Settings) -> None:
     """What was started, for the app's prefill estimate (glm1m/serving.py); it never stops a start."""
     from glm1m.serving import Served, record
@@ -237,9 +227,9 @@ def record_served(options: ServeOptions, args: argparse.Namespace, settings: Set
     gpus = detect_gpus() if options.gpu else []
     served = Served(model=options.model, gpu=gpus[0].name if gpus else "cpu",
                     gpus=args.gpus if gpus else 0,
-                    tensor_parallel=int(flag_value(cmd, "--tensor-parallel-size") or 1),
+                    tensor_parallel=int(last_value(cmd, "--tensor-parallel-size") or 1),
                     layout=args.layout, profile=args.profile,
-                    max_model_len=int(flag_value(cmd, "--max-model-len") or options.max_model_len or 0))
+                    max_model_len=int(last_value(cmd, "--max-model-len") or options.max_model_len or 0))
     try:
         record(settings, served)
     except OSError as error:
