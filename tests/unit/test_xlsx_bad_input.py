@@ -80,29 +80,28 @@ def test_a_zip_bomb_is_refused_from_its_directory(tmp_path: Path) -> None:
     assert "unpacks to 3 MB, more than the 2 MB" in refused(tmp_path / "bomb.xlsx", small)
 
 
+def declaring(source_path: Path, out: Path, dimension: bytes) -> None:
+    """A copy of a 60-row workbook whose sheet declares another size than it holds."""
+    with zipfile.ZipFile(source_path) as source, zipfile.ZipFile(out, "w") as z:
+        for name in source.namelist():
+            body = source.read(name)
+            z.writestr(name, body.replace(b'<dimension ref="A1:B61" />', b'<dimension ref="' + dimension + b'" />')
+                       if name.endswith("sheet1.xml") else body)
+
+
 def test_too_many_rows_gets_the_limit_sentence(tmp_path: Path) -> None:
     book(tmp_path / "big.xlsx", rows=60)
     small = Settings(xlsx_max_rows=50, _env_file=None)
     assert "Sheet 'Data' of big.xlsx has more than 50 rows" in refused(tmp_path / "big.xlsx", small)
     # A sheet that declares a smaller size than it has is counted as it is read.
-    with zipfile.ZipFile(tmp_path / "big.xlsx") as source, \
-            zipfile.ZipFile(tmp_path / "lying.xlsx", "w") as z:
-        for name in source.namelist():
-            body = source.read(name)
-            z.writestr(name, body.replace(b'<dimension ref="A1:B61" />', b'<dimension ref="A1:B2" />')
-                       if name.endswith("sheet1.xml") else body)
+    declaring(tmp_path / "big.xlsx", tmp_path / "lying.xlsx", b"A1:B2")
     source = open_table(tmp_path / "lying.xlsx", settings=small)
     with pytest.raises(CsvError, match="has more than 50 rows, the most glm1m translates"):
         sum(len(chunk) for chunk in cell_chunks(source))
     # Within the limit, every row is read, not only the two declared; a sheet that declares a
     # million rows (as Gnumeric does) for the few it holds is not refused.
     assert sum(len(c) for c in cell_chunks(open_table(tmp_path / "lying.xlsx", settings=SETTINGS))) == 60
-    with zipfile.ZipFile(tmp_path / "big.xlsx") as source, \
-            zipfile.ZipFile(tmp_path / "gnumeric.xlsx", "w") as z:
-        for name in source.namelist():
-            body = source.read(name)
-            z.writestr(name, body.replace(b'<dimension ref="A1:B61" />', b'<dimension ref="A1:XFD1048576" />')
-                       if name.endswith("sheet1.xml") else body)
+    declaring(tmp_path / "big.xlsx", tmp_path / "gnumeric.xlsx", b"A1:XFD1048576")
     limit = Settings(xlsx_max_rows=100, _env_file=None)
     assert open_table(tmp_path / "gnumeric.xlsx", settings=limit).column == "text"
 
