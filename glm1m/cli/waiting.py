@@ -29,7 +29,7 @@ def waiting_line(name: str, tokens: int, elapsed_s: float, clock: PrefillClock) 
     head = f"still reading {name} ({tokens:,} tokens): {clock_text(elapsed_s)} so far"
     estimate = clock.estimate_s(tokens)
     if estimate is None:
-        return f"{head}; no estimate for this server yet."
+        return f"{head}; no estimate yet for this server."
     if estimate - elapsed_s >= 1:
         return f"{head}, about {clock_text(estimate - elapsed_s)} left (an estimate {clock.basis})."
     return (f"{head}, longer than the {clock_text(estimate)} estimated {clock.basis}; the server "

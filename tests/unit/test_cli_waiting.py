@@ -32,7 +32,7 @@ def test_past_the_estimate_the_line_says_so_instead_of_a_negative_time_left() ->
 def test_a_server_with_no_estimate_is_not_given_one() -> None:
     clock = PrefillClock(Served(model="m", gpu="cpu", gpus=0, tensor_parallel=1, layout="data",
                                 profile="auto", max_model_len=32_768))
-    assert waiting.waiting_line("A.txt", 1_000, 5.0, clock).endswith("no estimate for this server yet.")
+    assert waiting.waiting_line("A.txt", 1_000, 5.0, clock).endswith("no estimate yet for this server.")
 
 
 async def test_lines_come_while_waiting_and_stop_once_the_answer_starts(monkeypatch) -> None:
