@@ -74,7 +74,9 @@ def test_closing_the_tab_stops_the_job_and_keeps_the_finished_rows(
     try:
         start_translation(page, app.url, tmp_path / "closed.csv", rows="30,000")
         page.wait_for_selector("text=/Keep this tab open: closing it stops the job/")
-        assert running(app.server.root) > 0
+        # That line opens the job, a moment before its first requests reach the server (a
+        # clean-clone CI run once read 0 there), so the server is watched until they do.
+        eventually(lambda: running(app.server.root) > 0, 30, "the job's requests reached the server")
     finally:
         context.close()
     eventually(lambda: running(app.server.root) == 0, GRACE_S + 60, "the job stopped once its tab closed")
