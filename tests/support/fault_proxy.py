@@ -159,17 +159,26 @@ class FaultProxy:
             if hold_s:
                 self.holding.set()
                 await asyncio.sleep(hold_s)  # the simulated server is still reading the prompt
-            sent, received = 0, []
+            # Each chunk goes out one chunk late, so the journal holds the whole answer before the
+            # client reads its last piece ("data: [DONE]"): a test that reads the journal once its
+            # stream has ended found it empty in a CI run.
+            sent, received, pending = 0, [], None
             async for chunk in upstream.content.iter_any():
                 if cut_after is not None and sent + len(chunk) > cut_after:
+                    if pending is not None:
+                        await response.write(pending)
                     request.transport.close()  # drop the connection mid-answer
                     return response
-                await response.write(chunk)
+                if pending is not None:
+                    await response.write(pending)
+                pending = chunk
                 received.append(chunk)
                 sent += len(chunk)
-            await response.write_eof()
             if request.path.endswith("completions") and upstream.status == 200:
                 self._journal(body, b"".join(received))
+            if pending is not None:
+                await response.write(pending)
+            await response.write_eof()
             return response
 
     def _journal(self, request_body: bytes, response_body: bytes) -> None:
