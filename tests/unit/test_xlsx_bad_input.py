@@ -85,8 +85,9 @@ def declaring(source_path: Path, out: Path, dimension: bytes) -> None:
     with zipfile.ZipFile(source_path) as source, zipfile.ZipFile(out, "w") as z:
         for name in source.namelist():
             body = source.read(name)
-            z.writestr(name, body.replace(b'<dimension ref="A1:B61" />', b'<dimension ref="' + dimension + b'" />')
-                       if name.endswith("sheet1.xml") else body)
+            if name.endswith("sheet1.xml"):
+                body = body.replace(b'<dimension ref="A1:B61" />', b'<dimension ref="' + dimension + b'" />')
+            z.writestr(name, body)
 
 
 def test_too_many_rows_gets_the_limit_sentence(tmp_path: Path) -> None:
