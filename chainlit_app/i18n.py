@@ -37,10 +37,11 @@ TEXT: dict[str, tuple[str, str]] = {
     "demo_banner": (
         "**Demo mode.** The model server runs a tiny model with *random weights*: its answers are "
         "noise. Everything else — streaming, stop, documents, translation — works as with the real "
-        "GLM-4-9B-Chat-1M. Serve the real model on a GPU to get real answers (see the README).",
+        "GLM-4-9B-Chat-1M. Serve the real model on a GPU to get real answers (the Readme button "
+        "at the top of the page says how).",
         "**演示模式。** 模型服务器运行的是一个*随机权重*的微型模型：它的回答没有意义。其余一切——"
         "流式输出、停止、文档、翻译——都与真正的 GLM-4-9B-Chat-1M 相同。在 GPU 上部署真实模型即可"
-        "得到真实的回答（见 README）。"),
+        "得到真实的回答（页面顶部的“说明”按钮里有做法）。"),
     "attached": ("Attached: {names}", "附件：{names}"),
     "choice_made": ("**Selected:** {label}", "**已选择：** {label}"),
     "choice_none": ("Timed out: no action was taken", "已超时：未作选择"),

@@ -134,4 +134,7 @@ def test_the_first_page_says_what_glm1m_does_and_names_the_formats(page: Page, a
     for name in FORMATS:
         assert name in readme, name
     assert "Demo mode" in readme and "random weights" in readme
+    # The banner sends a newcomer here for the real model: the Readme says how to serve it.
+    assert "Readme button" in greeting
+    assert "Serving the real model" in readme and "make run" in readme and "glm1m plan" in readme
     screenshot(page, "readme")

@@ -52,7 +52,9 @@ def test_a_chinese_browser_reads_banner_settings_and_a_translation_in_chinese(
     page.wait_for_selector("text=/已完成：已翻译 5 \\/ 5 行，用时/", timeout=300_000)  # the status record
     screenshot(page, "zh-translated")
     page.click("#readme-button")
-    page.wait_for_selector("text=/长文档工作台/")
+    readme = page.wait_for_selector("text=/长文档工作台/").evaluate(
+        "e => e.closest('[role=dialog]').innerText")
+    assert "部署真实模型" in readme and "glm1m plan" in readme
 
 
 def test_a_chinese_browser_reads_an_error_in_chinese(zh_page: Page, app) -> None:
