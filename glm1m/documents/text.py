@@ -1,5 +1,5 @@
-"""Markdown and plain-text files: decoded as the CSV reader decodes (UTF-8, UTF-16 with a BOM,
-else the encoding charset-normalizer finds, GBK and Windows-1252 checked on their own), cut into
+"""Markdown and plain-text files: decoded as the CSV reader decodes (glm1m.encoding: UTF-8,
+UTF-16 or UTF-32 with a BOM or without, else the encoding charset-normalizer finds), cut into
 sections at their headings, each part located by its lines (what an editor shows)."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from pathlib import Path
 
 from glm1m.documents.pages import DocumentText
 from glm1m.documents.sections import Block, document
-from glm1m.errors import CsvError, DocumentError
+from glm1m.encoding import detect_encoding
+from glm1m.errors import DocumentError
 
 ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")  # "## Installation ##"
 SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")  # the line under "Installation"
@@ -19,12 +20,7 @@ SAVE_AS_UTF8 = "Save it again as UTF-8 text (in your editor: Save As, encoding U
 
 
 def decode(path: Path, name: str) -> str:
-    from glm1m.translation.table import SAVE_AS_UTF8 as CSV_ADVICE, detect_encoding
-
-    try:
-        encoding = detect_encoding(path, name)
-    except CsvError as error:  # the same findings; the advice for a text file, not a CSV
-        raise DocumentError(str(error).replace(CSV_ADVICE, SAVE_AS_UTF8)) from error
+    encoding = detect_encoding(path, name, DocumentError, SAVE_AS_UTF8)
     text = path.read_text(encoding=encoding)
     if "\0" in text:
         raise DocumentError(f"{name} is not a text file (it holds NUL bytes, as programs and "

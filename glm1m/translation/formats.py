@@ -85,7 +85,8 @@ def describe(source: Source) -> str:
     what = f"column{'s' if len(source.chosen) > 1 else ''} {names}"
     if isinstance(source, XlsxSource):
         return f"reading sheet {source.sheet!r} of {source.shown_name}; translating {what}"
-    return f"reading {source.shown_name} as {source.encoding_name}; translating {what}"
+    return (f"reading {source.shown_name} as {source.encoding_name}{source.layout_words}; "
+            f"translating {what}")
 
 
 def key_settings(source: Source) -> dict[str, object]:
@@ -103,9 +104,9 @@ def cell_chunks(source: Source) -> Iterator[list[str]]:
     if isinstance(source, XlsxSource):
         yield from xlsx_chunks(source)
         return
-    columns = list(source.chosen)
+    positions = source.positions  # by place: a header may name two columns alike, or none
     for chunk in read_chunks(source):
-        frame = chunk[columns]
+        frame = chunk.iloc[:, positions]
         yield [str(v) for row in frame.itertuples(index=False, name=None) for v in row]
 
 

@@ -1,18 +1,23 @@
-"""CSV files in and out: encoding detection, streaming chunks, the column to translate, and an
-Excel-safe export. Plain pandas; nothing here imports Chainlit."""
+"""CSV files in and out: the encoding (glm1m.encoding), the delimiter and the header row found,
+streaming chunks with every row checked against the header, the column to translate, and an
+Excel-safe export. Rows are split by Python's csv module (pandas guessed an index column when a
+row was one field longer than the header, and renamed empty and repeated header cells); chunks
+are pandas frames. Nothing here imports Chainlit."""
 
 from __future__ import annotations
 
-import codecs
 import csv
+import io
+import itertools
 import re
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
+from glm1m.encoding import detect_encoding as find_encoding, encoding_name
 from glm1m.errors import CsvError
 
 CHUNK_ROWS = 5_000
@@ -20,12 +25,14 @@ CHUNK_ROWS = 5_000
 # list (=, +, -, @, TAB, CR), and NUL from OWASP ASVS 5.0 (requirement 1.2.10).
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\0")
 NUMBER = re.compile(r"[+-]?(\d{1,3}(,\d{3})+(\.\d*)?|\d+([.,]\d*)?|[.,]\d+)([eE][+-]?\d+)?%?")
-ENCODING_NAMES = {"utf-8-sig": "UTF-8 with BOM", "utf-8": "UTF-8", "utf-16": "UTF-16",
-                  "gb18030": "GB18030 (GBK)", "big5": "Big5", "cp932": "Shift_JIS (Windows-31J)",
-                  "cp949": "EUC-KR (Windows-949)", "latin_1": "Latin-1 (ISO-8859-1)"}
-SAMPLE_BYTES = 1 << 16  # of lines with non-ASCII bytes: enough for the detector, read at once
-ASCII_CONTEXT_BYTES = 1 << 12
 SAVE_AS_UTF8 = "Save it again as 'CSV UTF-8' from your spreadsheet."
+DELIMITERS = ",;\t|"
+DELIMITER_NAMES = {",": "comma", ";": "semicolon", "\t": "tab", "|": "'|'"}
+LAYOUT_CHARS = 1 << 16  # read to find the delimiter and the header
+TITLE_ROWS = 20  # rows above the header that may be a title or comments
+# Python's csv refuses a field over 128 KB by default; a cell of 300,000 Chinese characters is
+# real (a whole contract in one cell), and the upload limit (GLM1M_CSV_MAX_MB) bounds it anyway.
+FIELD_LIMIT = 1 << 30
 
 
 @dataclass(frozen=True)
@@ -36,6 +43,23 @@ class CsvSource:
     column: str  # the one to translate (the first, when several are)
     name: str = ""  # as the user knows the file (an upload is stored under another name)
     targets: tuple[str, ...] = ()  # every column to translate, when more than `column`
+    delimiter: str = ","
+    header_row: int = 1  # the rows above it (a title, comments) are not read
+
+    @property
+    def positions(self) -> list[int]:
+        """Where the chosen columns are in each row (a name may repeat; the first is meant)."""
+        return [self.columns.index(c) for c in self.chosen]
+
+    @property
+    def layout_words(self) -> str:
+        """The delimiter and the header's row, when they are not a comma and the first row."""
+        words = [] if self.delimiter == "," else [f"{DELIMITER_NAMES[self.delimiter]}-separated"]
+        if self.header_row > 1:
+            above = self.header_row - 1
+            words.append(f"the header is row {self.header_row}; the {above} row"
+                         f"{'s' if above > 1 else ''} above it (a title, comments) left out")
+        return f" ({'; '.join(words)})" if words else ""
 
     @property
     def chosen(self) -> tuple[str, ...]:
@@ -50,187 +74,122 @@ class CsvSource:
         return encoding_name(self.encoding)
 
 
-def encoding_name(encoding: str) -> str:
-    """How a person knows the encoding: "Windows-1252", not "cp1252"."""
-    if encoding in ENCODING_NAMES:
-        return ENCODING_NAMES[encoding]
-    if re.fullmatch(r"cp125\d", encoding):
-        return f"Windows-{encoding[2:]}"
-    return encoding.replace("_", "-").upper().replace("ISO8859-", "ISO-8859-")
-
-
 def detect_encoding(path: Path, name: str | None = None) -> str:
-    """UTF-8 (with or without a BOM) or UTF-16 with a BOM; else what charset-normalizer finds
-    (GB18030 for GBK files, Windows-1252 for Western ones, ...). The whole file is decoded with
-    the result, so a bad byte deep in it, or a last character cut short, gets the sentence."""
-    name = name or path.name
-    with path.open("rb") as f:
-        head = f.read(3)
-    if head == codecs.BOM_UTF8:
-        _check_whole(path, "utf-8", name, skip=3)
-        return "utf-8-sig"
-    if head[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
-        _check_whole(path, "utf-16", name)
-        return "utf-16"
-    bad = _first_bad_byte(path, "utf-8")
-    if bad is None:
-        return "utf-8"
-    offset, at_end = bad
-    if at_end and not _ascii_up_to(path, offset):  # UTF-8 throughout, but a download cut short
-        raise CsvError(f"{name} is UTF-8 text cut short inside its last character (byte {offset}). "
-                       f"Download or export it again.")
-    encoding = _guess(_sample(path))
-    if encoding is None:
-        raise CsvError(f"{name} is neither UTF-8 nor GBK/GB18030 text, nor in any other encoding "
-                       f"glm1m recognises (byte {offset} is not UTF-8). {SAVE_AS_UTF8}")
-    _check_whole(path, encoding, name)
-    return encoding
+    """UTF-8 (with or without a BOM), UTF-16 or UTF-32 (with a BOM or without), else what
+    charset-normalizer finds (GB18030 for GBK files, Windows-1252 for Western ones, ...): see
+    glm1m.encoding. The whole file is decoded with the result, so a bad byte deep in it, or a
+    last character cut short, gets the sentence."""
+    return find_encoding(path, name or path.name, CsvError, SAVE_AS_UTF8)
 
 
-def _guess(sample: bytes) -> str | None:
-    """charset-normalizer's verdict, with GBK and Windows-1252 (what Chinese and Western Excel
-    write) scored on their own: it skips single-byte code pages once a CJK one fits ("São" fits
-    Big5), and ranks Baltic or Central European pages over Windows-1252 by tiny margins."""
-    from charset_normalizer import from_bytes  # imported here: `glm1m --help` stays fast
-
-    # A CSV's commas, quotes, newlines and digits must read as themselves (no UTF-16 or UTF-7).
-    general = [m for m in from_bytes(sample) if _ascii_compatible(m.encoding)]
-    best = general[0] if general else None
-    gbk, western = (from_bytes(sample, cp_isolation=[e]).best() for e in ("gb18030", "cp1252"))
-    # On 1,000 generated files of 1-50 rows this named all 486 GBK ones and 503 of 514 Western
-    # ones right (the rest another Latin code page); charset-normalizer's best() named 399 and 48.
-    if gbk is not None and _mostly_gb2312(str(gbk)) and (
-            best is None or best.coherence <= gbk.coherence + 0.1):  # no language read better
-        return "gb18030"
-    if western is not None and _mostly_lone(sample) and (
-            best is None or (western.chaos <= best.chaos + 0.1
-                             and western.coherence >= best.coherence - 0.2)):
-        return "cp1252"
-    if best is None:
-        return None
-    return "gb18030" if best.encoding in ("gbk", "gb2312") else best.encoding
+@dataclass(frozen=True)
+class Layout:
+    """How the rows are written: the delimiter, and the row (1-based, as a spreadsheet numbers
+    rows) that holds the header; the rows above it are a title or comments."""
+    delimiter: str
+    header_row: int
+    header: tuple[str, ...]
 
 
-def _mostly_gb2312(text: str) -> bool:
-    """Chinese as Chinese Excel writes it is nearly all GB2312 characters (both bytes 0xA1-0xFE);
-    Latin text misread as GBK pairs each accented letter's byte with the ASCII letter after it,
-    Big5 and Shift_JIS put many lead or trail bytes below 0xA1."""
-    chars = [c.encode("gb18030") for c in text if not c.isascii()]
-    common = sum(1 for b in chars if len(b) == 2 and b[0] >= 0xA1 and b[1] >= 0xA1)
-    return bool(chars) and common >= 0.8 * len(chars)
+def _text_sample(path: Path, encoding: str) -> str:
+    """The file's first LAYOUT_CHARS characters, cut after their last newline."""
+    with path.open(encoding=encoding, newline="") as f:
+        text = f.read(LAYOUT_CHARS)
+        whole = not f.read(1)
+    end = max(text.rfind("\n"), text.rfind("\r"))
+    return text if whole or end < 0 else text[:end + 1]
 
 
-NON_ASCII = re.compile(rb"[\x80-\xff]")
-LONE_NON_ASCII = re.compile(rb"(?<![\x80-\xff])[\x80-\xff](?![\x80-\xff])")
-
-
-def _mostly_lone(sample: bytes) -> bool:
-    """Whether most non-ASCII bytes stand alone between ASCII ones, as accented letters do in
-    Western text ("Müller", "café"); CJK characters and Cyrillic or Greek words come in runs."""
-    return 2 * len(LONE_NON_ASCII.findall(sample)) >= len(NON_ASCII.findall(sample))
-
-
-def _ascii_compatible(encoding: str) -> bool:
-    probe = ",;\t\"'\r\n 0123456789 azAZ"
+def _records(text: str, delimiter: str) -> list[list[str]]:
     try:
-        return probe.encode(encoding) == probe.encode("ascii")
-    except (UnicodeError, LookupError):
-        return False
+        return list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
+    except csv.Error:
+        return []
 
 
-def _sample(path: Path) -> bytes:
-    """The detector's evidence: the lines with non-ASCII bytes, up to SAMPLE_BYTES, among ASCII
-    lines up to ASCII_CONTEXT_BYTES (a short file is passed whole). Lines are whole characters
-    (every encoding left to guess keeps a newline byte a newline); a piece of a line (the last
-    one, maybe cut short, or one longer than SAMPLE_BYTES) is cut to character boundaries, and
-    kept whole only when it is the only evidence."""
-    kept: list[bytes] = []
-    non_ascii = ascii_ = 0
-    tail, at_line_start = b"", True
-    with path.open("rb") as f:
-        while non_ascii < SAMPLE_BYTES and (piece := f.readline(SAMPLE_BYTES)):
-            starts, at_line_start = at_line_start, piece.endswith(b"\n")
-            if not (starts and at_line_start):
-                tail = tail or piece
-                piece = _whole_characters(piece, starts)
-            if not piece.isascii():
-                kept.append(piece)
-                non_ascii += len(piece)
-            elif ascii_ < ASCII_CONTEXT_BYTES:
-                kept.append(piece)
-                ascii_ += len(piece)
-    return b"".join(kept) if non_ascii else b"".join(kept) + tail
+def _width(records: list[list[str]]) -> tuple[int, float]:
+    """The field count most rows have (the larger on a tie), and the share of rows that have it."""
+    counts = Counter(len(r) for r in records if r)
+    if not counts:
+        return 0, 0.0
+    width, rows = max(counts.items(), key=lambda item: (item[1], item[0]))
+    return width, rows / sum(counts.values())
 
 
-ASCII_BYTE = re.compile(rb"[\x00-\x7f]")
-UP_TO_AN_ASCII_BYTE = re.compile(rb".*[\x00-\x7f]", re.DOTALL)
+def find_layout(text: str, name: str) -> Layout:
+    """The delimiter (of , ; tab |) that splits the most rows into the same number of fields, two
+    or more (a comma when none does), and the header: the first row with two values or more, as
+    for workbooks; blank rows, and rows of one value or a '#' comment above it, are skipped.
+    csv.Sniffer was tried first: it raises on a one-column file, and it picks whatever character
+    stands next to a quote, so a quoted cell ending in ';' made a comma file ';'-separated."""
+    scored = []
+    for delimiter in DELIMITERS:
+        records = _records(text, delimiter)
+        width, share = _width(records)
+        scored.append(((width > 1, share, width), delimiter, records, width))
+    best = max(scored, key=lambda s: s[0])
+    _, delimiter, records, width = best if best[0][0] else scored[0]
+    first = None
+    for number, fields in enumerate(records[:TITLE_ROWS], start=1):
+        if not fields:
+            continue
+        first = first or (number, fields)
+        filled = sum(1 for cell in fields if cell.strip())
+        if width > 1 and (filled <= 1 or (fields[0].startswith("#") and len(fields) < width)):
+            continue
+        return Layout(delimiter, number, tuple(fields))
+    if first is None:
+        raise CsvError(f"{name} has no header row and no data.")
+    return Layout(delimiter, first[0], tuple(first[1]))
 
 
-def _whole_characters(piece: bytes, starts_a_line: bool) -> bytes:
-    """`piece` cut to character boundaries. A character starts after every byte below 0x80 (no
-    GBK, Big5 or Shift_JIS character goes on past one; only rare GB18030 four-byte ones do); a
-    line of double-byte characters only is cut to an even length."""
-    if not starts_a_line:
-        first = ASCII_BYTE.search(piece)
-        if first is None:
-            return b""
-        piece = piece[first.end():]
-    last = UP_TO_AN_ASCII_BYTE.match(piece)
-    return last.group() if last else piece[:len(piece) // 2 * 2]
-
-
-def _ascii_up_to(path: Path, end: int) -> bool:
-    with path.open("rb") as f:
-        while end > 0 and (block := f.read(min(end, 1 << 20))):
-            if not block.isascii():
-                return False
-            end -= len(block)
-    return True
-
-
-def _first_bad_byte(path: Path, encoding: str, skip: int = 0) -> tuple[int, bool] | None:
-    """Where decoding the whole file first fails, and whether it is a last character cut short."""
-    decoder = codecs.getincrementaldecoder(encoding)()
-    offset, start, at_end = skip, skip, False
-    with path.open("rb") as f:
-        f.seek(skip)
+def _rows(path: Path, encoding: str, layout: Layout, name: str) -> Iterator[list[str]]:
+    """The data rows below the header, each with as many cells as the header: a shorter row
+    ends in empty cells (as spreadsheets read it), a longer one may only have empty cells past
+    the header's (Excel writes those); any other is refused naming its row."""
+    width = len(layout.header)
+    csv.field_size_limit(FIELD_LIMIT)
+    with path.open(encoding=encoding, newline="") as f:
+        reader = csv.reader(f, delimiter=layout.delimiter)
+        number = 0
         try:
-            while block := f.read(1 << 20):
-                start = offset - len(decoder.getstate()[0])  # bytes held from the last block
-                decoder.decode(block)
-                offset += len(block)
-            start, at_end = offset - len(decoder.getstate()[0]), True
-            decoder.decode(b"", final=True)
-        except UnicodeDecodeError as error:
-            return start + error.start, at_end
-    return None
+            for number, fields in enumerate(reader, start=1):
+                if len(fields) == width and number > layout.header_row:
+                    yield fields
+                    continue
+                if number <= layout.header_row or not fields:
+                    continue
+                if len(fields) > width and any(fields[width:]):
+                    raise CsvError(
+                        f"{name} row {number} has {len(fields)} fields but its header (row "
+                        f"{layout.header_row}) has {width}: fix that row (a cell holding a "
+                        f"{DELIMITER_NAMES[layout.delimiter]} needs quotes around it) or save the "
+                        f"file again from your spreadsheet.")
+                yield fields[:width] + [""] * (width - len(fields))
+        except csv.Error as error:
+            raise CsvError(f"{name} row {number + 1} cannot be read as CSV ({error}); fix that row "
+                           f"or save the file again from your spreadsheet.") from error
 
 
-def _check_whole(path: Path, encoding: str, name: str, skip: int = 0) -> None:
-    bad = _first_bad_byte(path, encoding, skip)
-    if bad is None:
-        return
-    shown = encoding_name(encoding)
-    if bad[1]:
-        raise CsvError(f"{name} is {shown} text cut short inside its last character (byte {bad[0]}). "
-                       f"Download or export it again.")
-    raise CsvError(f"{name} reads as {shown} text, but byte {bad[0]} is not {shown}: the file is "
-                   f"damaged or mixes encodings. {SAVE_AS_UTF8}")
-
-
-def _reader(path: Path, encoding: str, **kw) -> Any:
-    # dtype=str and keep_default_na=False: cells stay exactly as written ("NA", "001", "").
-    return pd.read_csv(path, encoding=encoding, dtype=str, keep_default_na=False,
-                       chunksize=CHUNK_ROWS, **kw)
+def _frames(rows: Iterator[list[str]], header: Sequence[str]) -> Iterator[pd.DataFrame]:
+    chunk: list[list[str]] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) == CHUNK_ROWS:
+            yield pd.DataFrame(chunk, columns=list(header), dtype=str)
+            chunk = []
+    if chunk:
+        yield pd.DataFrame(chunk, columns=list(header), dtype=str)
 
 
 def read_chunks(source: CsvSource) -> Iterator[pd.DataFrame]:
-    """The file in chunks of CHUNK_ROWS rows, so 100k rows never sit in memory at once."""
+    """The data rows in chunks of CHUNK_ROWS rows, so 100k rows never sit in memory at once. The
+    frames' columns are the header as written: empty or repeated names stay so (select by place:
+    CsvSource.positions)."""
+    layout = Layout(source.delimiter, source.header_row, source.columns)
     try:
-        yield from _reader(source.path, source.encoding)
-    except pd.errors.ParserError as error:
-        raise CsvError(f"{source.shown_name} has a malformed row ({error}). Fix that row, or save "
-                       f"the file again from your spreadsheet.") from error
+        yield from _frames(_rows(source.path, source.encoding, layout, source.shown_name),
+                           source.columns)
     except UnicodeDecodeError as error:  # detect_encoding read it all: it changed since
         raise CsvError(f"{source.shown_name} no longer reads as {source.encoding_name}: it was "
                        f"changed while being translated. Run the translation again.") from error
@@ -239,34 +198,34 @@ def read_chunks(source: CsvSource) -> Iterator[pd.DataFrame]:
 def open_source(path: Path, column: str | None = None, name: str | None = None,
                 columns: Sequence[str] = ()) -> CsvSource:
     """Check the file and choose the column: the named one (or `columns`, several), else the
-    first text column. `name` is the file's name in messages (default: the path's)."""
+    first text column. `name` is the file's name in messages (default: the path's). Every row
+    is read once here, so a row that does not fit the header is refused before any is sent."""
     name = name or path.name
     if not path.exists() or path.stat().st_size == 0:
         raise CsvError(f"{name} is empty: there is nothing to translate.")
     encoding = detect_encoding(path, name)
-    try:
-        with _reader(path, encoding) as reader:  # closed: the file is not left open to the GC
-            first = next(reader, None)
-    except pd.errors.EmptyDataError as error:
-        raise CsvError(f"{name} has no header row and no data.") from error
-    except pd.errors.ParserError as error:
-        raise CsvError(f"{name} is not a readable CSV ({error}).") from error
-    if first is None or first.empty:
+    layout = find_layout(_text_sample(path, encoding), name)
+    rows = _rows(path, encoding, layout, name)
+    first = next(_frames(itertools.islice(rows, CHUNK_ROWS), layout.header), None)
+    for _ in rows:  # the rest, for their field counts
+        pass
+    if first is None:
         raise CsvError(f"{name} has a header but no rows: there is nothing to translate.")
-    header = tuple(str(c) for c in first.columns)
+    header = layout.header
     wanted = tuple(dict.fromkeys(columns or ([column] if column is not None else [])))
     for each in wanted:
         if each not in header:
             raise CsvError(f"{name} has no column named {each!r}; its columns are "
                            f"{', '.join(header)}.")
     chosen = wanted[0] if wanted else first_text_column(first)
-    return CsvSource(path, encoding, header, chosen, name, wanted if len(wanted) > 1 else ())
+    return CsvSource(path, encoding, header, chosen, name, wanted if len(wanted) > 1 else (),
+                     layout.delimiter, layout.header_row)
 
 
 def first_text_column(frame: pd.DataFrame) -> str:
     """The first column with a non-empty cell that is not a number (ids and prices are skipped)."""
-    for name in frame.columns:
-        values = frame[name].astype(str)
+    for place, name in enumerate(frame.columns):
+        values = frame.iloc[:, place].astype(str)
         if any(v.strip() and not NUMBER.fullmatch(v.strip()) for v in values):
             return str(name)
     return str(frame.columns[0])
@@ -309,14 +268,16 @@ def read_glossary(path: Path, name: str | None = None) -> tuple[tuple[str, str],
     """A two-column CSV of term → translation (a header row is optional)."""
     name = name or path.name
     encoding = detect_encoding(path, name)
+    csv.field_size_limit(FIELD_LIMIT)
+    delimiter = find_layout(_text_sample(path, encoding), name).delimiter
     try:
-        frame = pd.read_csv(path, encoding=encoding, dtype=str, keep_default_na=False, header=None)
-    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as error:
+        with path.open(encoding=encoding, newline="") as f:
+            rows = [r for r in csv.reader(f, delimiter=delimiter) if r]
+    except (csv.Error, UnicodeDecodeError) as error:
         raise CsvError(f"The glossary {name} is not a two-column CSV ({error}).") from error
-    if frame.shape[1] < 2:
+    if max(len(r) for r in rows) < 2:
         raise CsvError(f"The glossary {name} needs two columns: term, translation.")
-    pairs = [(str(a).strip(), str(b).strip()) for a, b in zip(frame[0], frame[1], strict=True)
-             if str(a).strip()]
+    pairs = [(r[0].strip(), (r[1] if len(r) > 1 else "").strip()) for r in rows if r[0].strip()]
     if pairs and pairs[0][0].lower() in ("term", "source", "术语", "原文"):
         pairs = pairs[1:]  # a header row
     return tuple(pairs)
