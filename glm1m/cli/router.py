@@ -67,6 +67,10 @@ def cmd_router(args: argparse.Namespace) -> int:
         say(f"router ready at {options.base_url}/v1 in front of {', '.join(options.backends)}; "
             f"point GLM1M_BASE_URL there, GLM1M_TOKENIZE_URL at one of the servers and "
             f"GLM1M_HEALTH_PATH=/readiness")
+        # The router reads no chat text: without the header another client's requests all go
+        # to one server (server/router.py).
+        say(f"other OpenAI clients: send a {router.SESSION_HEADER} header, one value per document "
+            f"or conversation, to spread them and keep each one's questions on its server")
         return proc.wait()
     except StartFailed as error:
         return fail(str(error), 1)

@@ -27,7 +27,7 @@ def client(allowed: str, behind_proxy: bool = False) -> TestClient:
         await socket.send_text("hi")
         await socket.close()
 
-    origins.install(app, Settings(allowed_origins=allowed, _env_file=None))
+    origins.install(app, Settings(allowed_origins=allowed, _env_file=None), "testserver")
     if behind_proxy:  # as uvicorn runs it, trusting a reverse proxy's X-Forwarded-* headers
         return TestClient(ProxyHeadersMiddleware(app, trusted_hosts="*"))
     return TestClient(app)  # requests go to http://testserver

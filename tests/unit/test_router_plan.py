@@ -23,7 +23,10 @@ def test_the_router_outlasts_the_longest_wait_glm1m_allows_and_keeps_documents_o
     options = router.router_options(["http://a:8000/v1", "http://b:8000/"], settings, port=9000)
     cmd = router.router_command(options, "python")
     assert int(flag(cmd, "--request-timeout-secs")) >= 3600 + 600
-    assert flag(cmd, "--policy") == "consistent_hash"
+    assert flag(cmd, "--policy") == "sticky_least_loaded"
+    # A key is kept for a day unused, not the router's 2 hours: a document asked about the next
+    # morning goes back to the server that read it.
+    assert router.router_env()["VLLM_ROUTER_SLL_SESSION_EXPIRATION_IN_S"] == str(24 * 3600)
     assert cmd[cmd.index("--worker-urls") + 1:cmd.index("--worker-urls") + 3] == ["http://a:8000", "http://b:8000"]
     assert flag(cmd, "--prometheus-port") == "9003" and flag(cmd, "--prometheus-host") == "127.0.0.1"
     # The router is never handed the key: with it, it answered /tokenize for anyone.
