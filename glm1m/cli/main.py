@@ -28,7 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> None:
-    # SIGTERM (from a test, systemd, or a terminal closing) stops children like Ctrl-C does.
+    # SIGTERM (from a test, systemd) and SIGHUP (a terminal closing) stop children like Ctrl-C does.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
+    signal.signal(signal.SIGHUP, signal.default_int_handler)
     args = build_parser().parse_args(argv)
     sys.exit(args.run(args))

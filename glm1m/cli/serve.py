@@ -132,7 +132,7 @@ def check_exposure(host: str, expose: bool) -> None:
 def cmd_serve(args: argparse.Namespace) -> int:
     import subprocess
 
-    from server import launch, process, shm
+    from server import exit_reason, launch, process, shm
 
     settings = Settings()
     shm_before = shm.regions()  # what is in /dev/shm now is another server's; see give_back_shm
@@ -142,14 +142,26 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return fail(str(error))
     if args.replicas > 1:
         return serve_replicas(args, options, settings, shm_before)
+    log = settings.log_dir / f"vllm-{options.port}.log"
+    try:
+        settings.log_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        return fail(f"cannot write logs to {settings.log_dir} ({error.strerror}); give "
+                    f"GLM1M_DATA_DIR a folder this user can write.")
     say("starting: " + " ".join(launch.vllm_command(options, launch.vllm_python(settings))))
     server: subprocess.Popen | None = None
     try:
-        server = launch.start(options, settings)
-        launch.wait_ready(server, options)
+        # vLLM writes its log to a file, which is shown here as it grows: when it fails, the
+        # sentence that says why is read from that file (server/exit_reason.py).
+        server = launch.start(options, settings, log_path=str(log), echo=True)
+        launch.wait_ready(server, options, str(log))
         record_served(options, args, settings)
-        say(f"model server ready at {options.base_url}/v1")
-        return server.wait()
+        say(f"model server ready at {options.base_url}/v1 (log: {log})")
+        # Only Ctrl-C, SIGTERM or SIGHUP (KeyboardInterrupt below) stop it on purpose; vLLM exits
+        # 0 when its engine died, so any exit here is a failure, said with its cause.
+        code = server.wait()
+        say(exit_reason.exited("the model server", code, str(log), "while serving"))
+        return 1
     except StartFailed as error:
         return fail(str(error), 1)
     except KeyboardInterrupt:

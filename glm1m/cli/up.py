@@ -134,7 +134,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         children.append(start_ui(options, args.ui_host, args.ui_port, settings, ui_log))
         wait_ui(children[1], url, ui_log)
         say(f"open {url}  (Ctrl-C stops both)")
-        return wait_any(children)
+        return wait_any(children, server_log)
     except StartFailed as error:
         return fail(str(error), 1)
     except KeyboardInterrupt:
@@ -147,11 +147,17 @@ def cmd_up(args: argparse.Namespace) -> int:
             give_back_shm(shm_before, [children[0].pid])
 
 
-def wait_any(children: list[subprocess.Popen]) -> int:
-    """Block until one child exits (then the finally-clause stops the other)."""
+def wait_any(children: list[subprocess.Popen], server_log: str) -> int:
+    """Block until one child exits (then the finally-clause stops the other); say which and why."""
+    from server import exit_reason
+
     pid, status = os.wait()
-    name = "model server" if pid == children[0].pid else "UI"
-    say(f"the {name} exited (status {os.waitstatus_to_exitcode(status)}); stopping the rest")
+    code = os.waitstatus_to_exitcode(status)
+    if pid == children[0].pid:
+        say(exit_reason.exited("the model server", code, server_log, "while serving"))
+        say("stopping the UI")
+    else:
+        say(f"the UI exited (status {code}); stopping the rest")
     return 1
 
 

@@ -67,13 +67,14 @@ def serve(tmp_path: Path, *extra: str) -> Iterator[tuple[Service, str]]:
                 os.killpg(min(group), signal.SIGKILL)
 
 
-def stop(service: Service) -> None:
-    """SIGTERM to glm1m serve, as Ctrl-C, systemd or a closing terminal sends: it exits 0 and
-    nothing of vLLM outlives it. (vLLM's log may still show an EngineDeadError traceback: a race
-    in vLLM's own shutdown, vLLM issue #48745, seen here whichever way vLLM is signalled.)"""
+def stop(service: Service, sig: signal.Signals = signal.SIGTERM) -> None:
+    """SIGTERM to glm1m serve, as Ctrl-C or systemd sends (or SIGHUP, as a closing terminal
+    does): it exits 0 and nothing of vLLM outlives it. (vLLM's log may still show an
+    EngineDeadError traceback: a race in vLLM's own shutdown, vLLM issue #48745, seen here
+    whichever way vLLM is signalled.)"""
     exits = [os.pidfd_open(pid) for pid in vllm_group(service.pid)]  # readable once it has exited
     try:
-        service.signal(signal.SIGTERM)
+        service.signal(sig)
         assert service.wait_exit(90) == 0
         assert all(select.select([fd], [], [], 10)[0] for fd in exits), "vLLM outlived glm1m serve"
     finally:
