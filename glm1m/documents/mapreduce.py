@@ -219,6 +219,11 @@ async def ask_map_reduce(text: DocumentText, chars_per_token: float, plan: MapRe
     streamed answer; parts that could not be read are named after it."""
     room = await chunk_room(text.name, question, llm, plan.note_tokens, text.kind)
     chunks = await fitted_chunks(text, chars_per_token, room, plan.chunk_tokens, llm)
+    # Parts and combining prompts keep nothing in the server's host KV tier (ChatParams.one_shot):
+    # it stays for documents read whole and chats. A 1M-token document's parts, 42.7 GiB, would push
+    # out more than they could bring back; another question on it reads its parts from the GPU
+    # cache while they are there, else again.
+    params = replace(params, one_shot=True)
     note_params = replace(params, temperature=0.2, max_tokens=plan.note_tokens, stop=None)
     reading = Progress("reading", 0, len(chunks), unit="parts")
     on_progress(reading)

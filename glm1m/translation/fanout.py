@@ -58,8 +58,9 @@ async def translate_one(row: Row, job: Job, llm: Llm) -> Result:
     messages = [{"role": "system", "content": job.system_prompt()},
                 {"role": "user", "content": row.text}]
     try:
-        text = await llm.complete(messages, ChatParams(temperature=0.0, max_tokens=job.max_tokens),
-                                  retries=job.retries)
+        # A row is asked once: it keeps nothing in the server's host KV tier (ChatParams.one_shot).
+        text = await llm.complete(messages, ChatParams(temperature=0.0, max_tokens=job.max_tokens,
+                                                       one_shot=True), retries=job.retries)
     except UserFacingError as error:
         return Result(row.index, None, str(error))
     return Result(row.index, text.strip())
