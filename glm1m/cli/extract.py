@@ -2,8 +2,9 @@
 markers ([p. N] before each page, [§ N] before each section), on stdout — as `pdftotext` does, so
 a person can check what the model sees. Progress (OCR: pages per second, time left) on stderr.
 
-Exit 0 when the text was printed; 2 with one line on stderr for a file it cannot read; 130 when
-stopped with Ctrl-C (the OCR processes are ended first).
+Exit 0 when the text was printed (a damaged file read as far as it goes: a line on stderr names
+the pages lost); 2 with one line on stderr for a file it cannot read; 130 when stopped with
+Ctrl-C (the OCR processes are ended first).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import time
 from pathlib import Path
 
 from glm1m.cli.output import fail, say
-from glm1m.documents.pages import Kind, Page
+from glm1m.documents.pages import Kind, Page, lost_note
 from glm1m.errors import UserFacingError
 from glm1m.progress import OnProgress, Progress
 from glm1m.settings import Settings
@@ -51,6 +52,8 @@ def cmd_extract(args: argparse.Namespace) -> int:
         return fail(f"{args.file} cannot be read ({error.strerror or error}).")
     except KeyboardInterrupt:
         return fail("stopped.", 130)
+    if (note := lost_note(text)) is not None:
+        say(note)  # on stderr, before the text: a damaged file read as far as it goes
     try:
         for number, page in enumerate(text.pages):
             sys.stdout.write(("\n\n" if number else "") + shown(page, args.locations))

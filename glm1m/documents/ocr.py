@@ -15,6 +15,7 @@ import os
 import queue
 import re
 import signal
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,6 +31,14 @@ from glm1m.settings import Settings
 # characters, read as a text layer does.
 CJK = "\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef"
 CJK_GAP = re.compile(f"(?<=[{CJK}]) +(?=[{CJK}])")
+CJK_CHAR = re.compile(f"[{CJK}]")
+REPEATED = re.compile(r"(.)\1{2,}")  # "一一一", "~~~": hatching, rules, borders
+# A picture (an engraving, a photo) read by Tesseract gives lines of strokes and marks ("一=~ 四ome
+# OS 、 _ & -一 —_— -一 1"): a page most of whose lines are such is a picture, and its "text" is
+# dropped. Measured: a hatched drawing read with chi_sim+eng gave 43 lines, 31 (72%) of them
+# marks by the rule below; scanned pages of Chinese and English text gave none.
+PICTURE_SHARE = 0.6
+NUMBER = re.compile(r"[(+-]?\d[\d.,:/%)]*")
 POLL_S = 0.2  # how often the wait for a page looks at `stop` and at the workers' health
 INSTALL = ("Install Tesseract with its language data (Debian/Ubuntu: `sudo apt-get install "
            "tesseract-ocr tesseract-ocr-eng tesseract-ocr-chi-sim tesseract-ocr-chi-tra`, or `make "
@@ -69,6 +78,7 @@ class Job:
     languages: str
     dpi: int
     tessdata: str
+    logs: str  # a folder: each worker's stderr goes to a file in it (see quiet())
 
 
 def tessdata_dir(options: OcrOptions) -> Path:
@@ -100,7 +110,14 @@ def ocr_pages(path: Path, filetype: str, indices: Sequence[int], options: OcrOpt
     read so far (the caller checks `stop`)."""
     if not indices:
         return {}
-    job = Job(str(path), filetype, options.languages, options.dpi, str(tessdata_dir(options)))
+    with tempfile.TemporaryDirectory(prefix="glm1m-ocr-") as logs:
+        job = Job(str(path), filetype, options.languages, options.dpi, str(tessdata_dir(options)),
+                  logs)
+        return read_pages(job, indices, options, name, on_progress, stop)
+
+
+def read_pages(job: Job, indices: Sequence[int], options: OcrOptions, name: str,
+               on_progress: OnProgress, stop: Event | None) -> dict[int, str]:
     context = multiprocessing.get_context("spawn")  # no fork of a threaded process (the app)
     tasks: multiprocessing.Queue = context.Queue()
     results: multiprocessing.Queue = context.Queue()
@@ -111,7 +128,7 @@ def ocr_pages(path: Path, filetype: str, indices: Sequence[int], options: OcrOpt
         tasks.put(None)  # one "no more pages" for each worker
     progress = Progress("reading scanned pages (OCR)", 0, len(indices), unit="pages",
                         started=time.monotonic())
-    workers = [context.Process(target=work, args=(job, tasks, results), daemon=True,
+    workers = [context.Process(target=work, args=(job, n, tasks, results), daemon=True,
                                name=f"glm1m-ocr-{n}") for n in range(count)]
     texts: dict[int, str] = {}
     try:
@@ -122,16 +139,22 @@ def ocr_pages(path: Path, filetype: str, indices: Sequence[int], options: OcrOpt
             if stop is not None and stop.is_set():
                 break
             try:
-                index, text, error = results.get(timeout=POLL_S)
+                index, text, error, tesseract = results.get(timeout=POLL_S)
             except queue.Empty:
-                dead = [w.exitcode for w in workers if w.exitcode not in (None, 0)]
+                dead = [(n, w.exitcode) for n, w in enumerate(workers) if w.exitcode not in (None, 0)]
                 if dead:
-                    why = ("it was killed, most likely for want of memory" if dead[0] == -signal.SIGKILL
-                           else f"exit code {dead[0]}; the app's log says why")
+                    said = last_line(log_of(job, dead[0][0]))
+                    why = ("it was killed, most likely for want of memory"
+                           if dead[0][1] == -signal.SIGKILL else
+                           f"exit code {dead[0][1]}" + (f": {said}" if said else ""))
                     raise DocumentError(
                         f"Reading the scanned pages of {name} stopped: an OCR process ended "
                         f"({why}). Try again, or set GLM1M_OCR_WORKERS lower.") from None
                 continue
+            if tesseract:
+                raise DocumentError(f"Tesseract could not start to read {name}: its language data "
+                                    f"({job.languages} in {job.tessdata}) cannot be loaded "
+                                    f"({error}). {INSTALL}")
             if error:
                 raise DocumentError(f"Page {index + 1} of {name} could not be read with OCR "
                                     f"({error}). Check that the page opens in a PDF viewer; "
@@ -162,24 +185,79 @@ def end(workers: list, tasks: multiprocessing.Queue, results: multiprocessing.Qu
         q.close()
 
 
-def work(job: Job, tasks: multiprocessing.Queue, results: multiprocessing.Queue) -> None:
+def log_of(job: Job, number: int) -> Path:
+    return Path(job.logs) / f"worker-{number}.log"
+
+
+def last_line(path: Path, start: int = 0, first: bool = False) -> str:
+    """The last (or first) line written to a worker's log from `start` on; "" when none."""
+    try:
+        with path.open("rb") as f:
+            f.seek(start)
+            lines = [line.strip() for line in f.read().decode(errors="replace").splitlines()]
+    except OSError:
+        return ""
+    lines = [line for line in lines if line]
+    return (lines[0] if first else lines[-1]) if lines else ""
+
+
+def quiet(log: Path) -> None:
+    """This process's stderr (file descriptor 2) into `log`: Tesseract writes its warnings and
+    complaints there itself (a damaged eng.traineddata: "Error opening data file ...", "Tesseract
+    couldn't load any languages!" and a traceback), and they reached the terminal and the app's
+    log between glm1m's own lines. Read back for a sentence when a page or the worker fails."""
+    os.dup2(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), 2)
+
+
+def work(job: Job, number: int, tasks: multiprocessing.Queue, results: multiprocessing.Queue
+         ) -> None:
     """A worker: pages from `tasks` until None, each one's text (or error) to `results`."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C goes to the parent, which ends us
     try:  # ended with the parent, even when the parent is killed outright
         ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     except (OSError, AttributeError):
         pass
+    log = log_of(job, number)
+    quiet(log)
     import pymupdf
 
+    from glm1m.documents.pdf import MUPDF_ERRORS
+
+    # FzErrorLibrary: Tesseract itself failed ("language initialisation failed"), not the page.
+    library = getattr(getattr(pymupdf, "mupdf", None), "FzErrorLibrary", ())
     with pymupdf.open(job.path, filetype=job.filetype) as doc:
         while (index := tasks.get()) is not None:
+            start = log.stat().st_size
             try:
                 page = doc.load_page(index)
                 textpage = page.get_textpage_ocr(language=job.languages, dpi=job.dpi, full=True,
                                                  tessdata=job.tessdata)
-                results.put((index, lines_of(page.get_text("words", textpage=textpage)), ""))
-            except (RuntimeError, ValueError) as error:
-                results.put((index, "", str(error) or type(error).__name__))
+                text = picture_dropped(lines_of(page.get_text("words", textpage=textpage)))
+                results.put((index, text, "", False))
+            except MUPDF_ERRORS as error:
+                said = last_line(log, start, first=True)  # Tesseract's own words come first
+                tesseract = isinstance(error, library)
+                results.put((index, "", (said if tesseract and said else str(error))
+                             or type(error).__name__, tesseract))
+
+
+def wordlike(line: str) -> bool:
+    """Whether an OCR'd line reads as text: at least half its characters (a run of one repeated
+    character and table rules not counted) are letters, digits or CJK, and a word is among them
+    (3 letters, or 2 different CJK characters, or a number)."""
+    marks = [c for c in REPEATED.sub("", line) if not c.isspace() and c not in "|│"]  # table rules
+    if not marks or sum(c.isalnum() for c in marks) < len(marks) / 2:
+        return False
+    return any(sum(c.isalnum() and not CJK_CHAR.match(c) for c in token) >= 3
+               or len(set(CJK_CHAR.findall(token))) >= 2 or NUMBER.fullmatch(token) is not None
+               for token in line.split())
+
+
+def picture_dropped(text: str) -> str:
+    """The OCR'd text, or "" when most of its lines are marks, not words (a picture)."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    marks = sum(not wordlike(line) for line in lines)
+    return "" if lines and marks > PICTURE_SHARE * len(lines) else text
 
 
 def lines_of(words: list[tuple]) -> str:

@@ -101,6 +101,12 @@ class DocumentText:
     name: str  # as the user knows it (the uploaded file's name); for display only
     pages: tuple[Page, ...]  # locations, in order
     page_count: int  # locations the document has (a paged one counts its empty pages too)
+    # Pages of a damaged file that could not be read (whole): their text is "" (or what was
+    # left of it); a door says so beside the text (lost_note), so nothing goes missing unsaid.
+    lost: tuple[int, ...] = ()
+    # A damaged PDF whose list of pages was lost: its pages were found one by one, and are in
+    # the order the file stores them, which may not be the order they were printed in.
+    pages_found: bool = False
 
     @property
     def kind(self) -> Kind:
@@ -121,6 +127,33 @@ class DocumentText:
         """The locations an answer cites, in order of first citation."""
         by_number = {p.number: p for p in self.pages}
         return [by_number[n] for n in cited_pages(answer, self.page_count, self.kind) if n in by_number]
+
+
+def spans(numbers: tuple[int, ...]) -> str:
+    """"3", "3, 7", "6–10, 12, 15": page numbers for a sentence (commas only: the Chinese
+    catalog takes them over as they are)."""
+    runs: list[str] = []
+    for number in sorted(set(numbers)):
+        if runs and runs[-1].rsplit("–", 1)[-1] == str(number - 1):
+            runs[-1] = f"{runs[-1].split('–')[0]}–{number}"
+        else:
+            runs.append(str(number))
+    return ", ".join(runs)
+
+
+def lost_note(text: DocumentText) -> str | None:
+    """The sentence a door shows beside a document some of whose pages could not be read."""
+    said: list[str] = []
+    if text.pages_found:
+        said.append(f"{text.name} is damaged: its list of pages is lost, so its pages were found "
+                    f"one by one and may not be in the order they were printed in.")
+    if text.lost:
+        which = f"Page {spans(text.lost)}" if len(text.lost) == 1 else f"Pages {spans(text.lost)}"
+        said.append(f"{which} of {text.name} could not be read (the file is damaged or cut short "
+                    f"there): the text lacks {'it' if len(text.lost) == 1 else 'them'}.")
+    if not said:
+        return None
+    return " ".join(said) + " Download or export it again for the whole text."
 
 
 def page_marks(text: str) -> list[tuple[int, int]]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
+import zlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 from threading import Event
@@ -14,18 +14,23 @@ from threading import Event
 import pymupdf
 
 from glm1m.documents.ocr import OcrMode, OcrOptions, ocr_pages
-from glm1m.documents.pages import DocumentText, Page
+from glm1m.documents.pages import DocumentText, Page, spans
+from glm1m.documents.vertical import page_text
 from glm1m.errors import DocumentError
 from glm1m.progress import OnProgress, Progress, ignore
 from glm1m.settings import Settings
 
 MB = 1024 * 1024  # Chainlit's upload limit (max_size_mb) counts megabytes this way too
 HEADER_WINDOW = 1024  # readers accept junk before "%PDF-" within the first 1 KB (PDF 1.7, H.3)
-EOF_WINDOW = 1024  # ... and look for "%%EOF" within the last 1 KB
-TAIL_READ = 64 * 1024  # enough to see past trailing NUL/whitespace padding some uploaders add
 TRAILING_SPACE = re.compile(r"[ \t]+$", re.MULTILINE)  # ASCII only: U+3000 may be deliberate
 MANY_BLANK_LINES = re.compile(r"\n{4,}")  # 4 newlines = 3 blank lines
-
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # all but tab and line feed (MuPDF ends lines so)
+# What MuPDF raises: FileDataError (a RuntimeError) for unparseable bytes, plain RuntimeError
+# ("Invalid number of pages") and ValueError from other broken structures, and since PyMuPDF
+# 1.24 its own FzError* classes, which are not RuntimeErrors ("cycle in page tree": FzErrorFormat).
+MUPDF_ERRORS: tuple[type[Exception], ...] = (
+    RuntimeError, ValueError, getattr(getattr(pymupdf, "mupdf", None), "FzErrorBase", RuntimeError))
+INFLATE_ERRORS: tuple[type[Exception], ...] = (*MUPDF_ERRORS, zlib.error)
 
 
 @dataclass(frozen=True)
@@ -45,9 +50,11 @@ def extract(path: Path, limits: PdfLimits = PdfLimits(), name: str | None = None
 
     `name` is only used in messages (it may hold any characters; no path is built from it).
     `ocr`: which pages Tesseract reads (None: none, as OcrMode.NEVER); a mixed document keeps
-    its text pages as they are. `filetype`: "pdf" or "xps". Raises DocumentError for a file
-    that is too large, not a PDF, damaged, password-protected, empty, too long, or without any
-    extractable text (scanned, with OCR off), and when `stop` is set during OCR."""
+    its text pages as they are. `filetype`: "pdf" or "xps". A damaged file is read as far as
+    MuPDF can: the pages it cannot read (whole) are empty and named in the result's `lost`.
+    Raises DocumentError for a file that is too large, not a PDF, damaged beyond that,
+    password-protected, empty, too long, or without any extractable text, and when `stop` is
+    set during OCR."""
     name = name if name is not None else path.name
     ocr = ocr or OcrOptions(OcrMode.NEVER)
     check_file(path, name, limits, filetype)
@@ -55,50 +62,90 @@ def extract(path: Path, limits: PdfLimits = PdfLimits(), name: str | None = None
         doc = pymupdf.open(path, filetype=filetype)
     # FileDataError for unparseable bytes; plain RuntimeError ("Invalid number of pages") and
     # ValueError come from other broken structures MuPDF trips over while opening.
-    except (pymupdf.FileDataError, RuntimeError, ValueError) as error:
+    except MUPDF_ERRORS as error:
         raise damaged(name) from error
+    rebuilt = False
+    if doc.is_pdf and doc.is_repaired and count_of(doc) == 0:
+        found = pages_rebuilt(doc)
+        if found is not None:
+            doc.close()
+            doc, rebuilt = found, True
     with doc:
         check_document(doc, path, name, limits)
         total = doc.page_count
         pages: list[Page] = []
+        lost: list[int] = []
         started = Progress("reading", 0, total, unit="pages")
         for index in range(total):
-            pages.append(Page(index + 1, read_page(doc, index, name)))
+            text = read_page(doc, index)
+            if text is None or (doc.is_pdf and doc.is_repaired and lost_in_repair(doc, index)):
+                lost.append(index + 1)
+            pages.append(Page(index + 1, text or ""))
             on_progress(replace(started, done=index + 1))
-        scanned = [index for index in range(total) if wants_ocr(doc, index, pages[index].text, ocr.mode)]
+        readable = [index for index in range(total) if index + 1 not in lost]
+        empty = [index for index in readable if not pages[index].text.strip()]
+        if ocr.mode is OcrMode.ALWAYS:
+            scanned = readable
+        elif ocr.mode is OcrMode.AUTO:  # only pages that show something: a blank page costs no OCR
+            scanned = [index for index in empty if shows_something(doc, index)]
+        else:
+            scanned = []
+        # For the sentence about a document without text: whether it shows anything at all.
+        pictured = bool(scanned) or (len(empty) == len(readable)
+                                     and any(shows_something(doc, index) for index in empty))
     if scanned:
         texts = ocr_pages(path, filetype, scanned, ocr, name, on_progress, stop)
         if stop is not None and stop.is_set():
             raise DocumentError(f"Stopped reading {name} ({len(texts):,} of {len(scanned):,} "
                                 f"scanned pages were read); attach it again to start over.")
         pages = [Page(p.number, texts.get(p.number - 1, p.text)) for p in pages]
-    if not any(page.text for page in pages) and scanned:
-        raise DocumentError(
-            f"{name} has no text on {where_all(total)}, not even with OCR ({ocr.languages}): its "
-            f"pages are blank, or too faint or small to read. Scan it again at 300 dpi and upload "
-            f"that.")
     if not any(page.text for page in pages):
-        raise DocumentError(
-            f"{name} has no text that can be extracted on {where_all(total)}: it is "
-            f"probably scanned or made of images. Run OCR on it first (for example "
-            f"`ocrmypdf --language chi_sim+eng {shlex.quote(name)} ocr.pdf`) and upload the result, "
-            f"or let glm1m read it with OCR (`--ocr auto`, GLM1M_OCR=auto).")
-    return DocumentText(name, tuple(pages), total)
+        raise no_text(name, total, tuple(lost), bool(scanned), pictured, ocr)
+    return DocumentText(name, tuple(pages), total, tuple(lost), rebuilt)
+
+
+def no_text(name: str, total: int, lost: tuple[int, ...], ocr_ran: bool, pictured: bool,
+            ocr: OcrOptions) -> DocumentError:
+    """The sentence for a document without any text, by what its pages hold and what was tried."""
+    if lost:
+        return damaged(name, lost)
+    if ocr_ran:
+        return DocumentError(
+            f"{name} has no text on {where_all(total)}, not even with OCR ({ocr.languages}): its "
+            f"pages hold pictures without words, or their text is too faint or small to read. If "
+            f"it is a scan, scan it again at 300 dpi and upload that.")
+    if pictured:  # OCR was off
+        return DocumentError(
+            f"{name} has no text that can be extracted on {where_all(total)}: it is probably "
+            f"scanned or made of images. Let glm1m read it with OCR (`--ocr auto`, or "
+            f"GLM1M_OCR=auto for the app).")
+    return DocumentError(f"{name} has no text on {where_all(total)}: "
+                         f"{'it is' if total == 1 else 'they are'} blank, with nothing on "
+                         f"{'it' if total == 1 else 'them'} to read. Check that this is the file "
+                         f"you meant to upload.")
 
 
 def where_all(pages: int) -> str:
     return "its only page" if pages == 1 else f"any of its {pages:,} pages"
 
 
-def wants_ocr(doc: pymupdf.Document, index: int, text: str, mode: OcrMode) -> bool:
-    """always: every page; auto: a page without a text layer that shows something (an image or
-    drawn shapes: a scan, or text turned into outlines), so a blank page costs no OCR."""
-    if mode is OcrMode.ALWAYS:
-        return True
-    if mode is OcrMode.NEVER or text.strip():
-        return False
-    page = doc.load_page(index)
-    return bool(page.get_image_info() or page.get_cdrawings())
+def shows_something(doc: pymupdf.Document, index: int) -> bool:
+    """Whether a page without a text layer shows anything at all: it holds an image (a scan),
+    or it is not one colour throughout when drawn small (drawings, text turned into outlines or
+    drawn in a font without Unicode). Drawn 200 pixels on its longer side (17 dpi for A4; a
+    3.84-point page of ImageMagick's was 1 pixel at 18 dpi): 0.1 ms for a blank A4 page, about
+    1 ms for a drawn one."""
+    try:
+        page = doc.load_page(index)
+        if page.get_images():
+            return True
+        zoom = 200 / max(page.rect.width, page.rect.height, 1)
+        shown = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False,
+                                colorspace=pymupdf.csGRAY).samples
+    except MUPDF_ERRORS:
+        return True  # let OCR try, and say what it finds
+    # One byte a pixel; bytes.count, not Pixmap.is_unicolor, which took 61 ms for a blank page.
+    return bool(shown) and shown.count(shown[:1]) != len(shown)
 
 
 def check_file(path: Path, name: str, limits: PdfLimits, filetype: str = "pdf") -> None:
@@ -127,14 +174,13 @@ def check_document(doc: pymupdf.Document, path: Path, name: str, limits: PdfLimi
         raise DocumentError(
             f"{name} is password-protected, so its text cannot be read. Remove the password "
             f"(open it with the password and save or print a copy without one) and upload again.")
-    if doc.is_pdf and doc.is_repaired and not ends_complete(path):
-        # MuPDF rebuilds a cut-off file without complaint and returns empty text for the pages
-        # it lost; a summary of such a file would silently miss its end.
-        raise damaged(name)
     try:
         count = doc.page_count
-    except (RuntimeError, ValueError) as error:
+    except MUPDF_ERRORS as error:
         raise damaged(name) from error
+    if count == 0 and doc.is_pdf and doc.is_repaired:
+        raise DocumentError(f"{name} is damaged: its list of pages is lost, so no page can be "
+                            f"found. Download or export it again and upload the new copy.")
     if count == 0:
         raise DocumentError(f"{name} has no pages: there is nothing to read. Export or download "
                             f"it again and upload the new copy.")
@@ -144,33 +190,78 @@ def check_document(doc: pymupdf.Document, path: Path, name: str, limits: PdfLimi
             f"parts of at most {limits.max_pages:,} pages and upload them one at a time.")
 
 
-def read_page(doc: pymupdf.Document, index: int, name: str) -> str:
+def count_of(doc: pymupdf.Document) -> int:
+    try:
+        return doc.page_count
+    except MUPDF_ERRORS:
+        return 0
+
+
+def pages_rebuilt(doc: pymupdf.Document) -> pymupdf.Document | None:
+    """A damaged PDF whose list of pages (its page tree) is lost, with one made of the page
+    objects MuPDF's repair still found, in the order they are stored (not always the printed
+    order: lost_note says so); None when no page object is left. MuPDF itself counts 0 pages."""
+    try:
+        found = [xref for xref in range(1, doc.xref_length())
+                 if doc.xref_get_key(xref, "Type") == ("name", "/Page")]
+        catalog = doc.pdf_catalog()
+        if not found or catalog <= 0:
+            return None
+        tree = doc.get_new_xref()
+        doc.update_object(tree, f"<</Type/Pages/Count {len(found)}/Kids["
+                                f"{' '.join(f'{xref} 0 R' for xref in found)}]>>")
+        doc.xref_set_key(catalog, "Pages", f"{tree} 0 R")
+        for xref in found:
+            doc.xref_set_key(xref, "Parent", f"{tree} 0 R")
+        return pymupdf.open(stream=doc.tobytes(), filetype="pdf")  # MuPDF reads the new tree
+    except MUPDF_ERRORS:
+        return None
+
+
+def read_page(doc: pymupdf.Document, index: int) -> str | None:
+    """The page's text; None when MuPDF cannot read it (a loop in the page tree, a broken
+    object): the caller names it among the pages lost."""
     # The Page object goes out of scope here, so MuPDF can free it before the next one loads.
     try:
-        text = doc.load_page(index).get_text()
-    except (RuntimeError, ValueError) as error:
-        raise damaged(name, page=index + 1) from error
-    return normalise(text)
+        return normalise(page_text(doc.load_page(index)))
+    except MUPDF_ERRORS:
+        return None
+
+
+def lost_in_repair(doc: pymupdf.Document, index: int) -> bool:
+    """In a file MuPDF had to rebuild, whether a page came back less than whole: its page object
+    is gone (MuPDF hands an empty page in its place), or a compressed content stream of it
+    stops before its end (MuPDF reads what is left without an error)."""
+    try:
+        page = doc.load_page(index)
+        if doc.xref_get_key(page.xref, "Type") != ("name", "/Page"):
+            return True
+        for xref in page.get_contents():
+            if doc.xref_get_key(xref, "Filter") == ("name", "/FlateDecode"):
+                inflate = zlib.decompressobj()
+                inflate.decompress(doc.xref_stream_raw(xref))
+                if not inflate.eof:
+                    return True
+    except INFLATE_ERRORS:
+        return True
+    return False
 
 
 def normalise(text: str) -> str:
-    """Trailing spaces off each line, runs of 3+ blank lines cut to 2; nothing else touched."""
-    text = TRAILING_SPACE.sub("", text)
+    """Control characters out (a font whose Unicode map a damaged file lost gives its glyph
+    numbers as U+0000-U+001F: pdf.js's issue9418.pdf came out as NULs and ^B ^C ...), trailing
+    spaces off each line, runs of 3+ blank lines cut to 2; nothing else touched."""
+    text = TRAILING_SPACE.sub("", CONTROL.sub("", text))
     return MANY_BLANK_LINES.sub("\n\n\n", text).strip("\n")
 
 
-def ends_complete(path: Path) -> bool:
-    """Whether the file ends the way a fully written PDF does: "%%EOF" in its last kilobyte,
-    not counting NUL or whitespace padding after it."""
-    with path.open("rb") as f:
-        f.seek(max(0, os.stat(path).st_size - TAIL_READ))
-        tail = f.read().rstrip(b"\x00 \t\r\n\f")
-    return b"%%EOF" in tail[-EOF_WINDOW:]
-
-
-def damaged(name: str, page: int | None = None) -> DocumentError:
-    where = f" (page {page} cannot be read)" if page is not None else ""
+def damaged(name: str, pages: int | tuple[int, ...] | list[int] | None = None) -> DocumentError:
+    if isinstance(pages, int):
+        pages = (pages,)
+    where = ""
+    if pages:
+        which = "page" if len(pages) == 1 else "pages"
+        where = f" ({which} {spans(tuple(pages))} cannot be read)"
     return DocumentError(
         f"{name} is damaged or incomplete{where}, so its text cannot be read. Download or export "
         f"it again (an interrupted download cuts a PDF short) and upload the new copy.")
-

@@ -12,7 +12,7 @@ from pathlib import Path
 import pymupdf
 
 from glm1m.documents.pages import DocumentText
-from glm1m.documents.pdf import damaged, normalise
+from glm1m.documents.pdf import MUPDF_ERRORS, damaged, normalise
 from glm1m.documents.sections import Block, document
 from glm1m.errors import DocumentError
 from glm1m.progress import OnProgress, Progress, ignore
@@ -65,8 +65,8 @@ def blocks(doc: pymupdf.Document, name: str, on_progress: OnProgress) -> Iterato
     for index in range(total):
         try:
             found = doc.load_page(index).get_text("blocks")
-        except (RuntimeError, ValueError) as error:
-            raise damaged(name, page=index + 1) from error
+        except MUPDF_ERRORS as error:
+            raise damaged(name, index + 1) from error
         texts = [(y0, normalise(text)) for _, y0, _, _, text, _, kind in found if kind == 0]
         starts: dict[int, list[str]] = {}  # block index: the headings that begin there
         at = 0
@@ -106,13 +106,26 @@ def heading_block(texts: list[tuple[float, str]], heading: Heading, at: int) -> 
     return first
 
 
+def open_document(path: Path, filetype: str) -> pymupdf.Document:
+    """A DOCX as docx.py makes it ready (Strict OOXML, tables as rows); the rest as they are."""
+    from glm1m.documents.docx import docx_for_mupdf
+
+    ready = docx_for_mupdf(path) if filetype == "docx" else None
+    if ready is None:
+        return pymupdf.open(path, filetype=filetype)
+    return pymupdf.open(stream=ready, filetype=filetype)
+
+
 def read_reflowing(path: Path, filetype: str, name: str, on_progress: OnProgress = ignore
                    ) -> DocumentText:
     """The document in sections. Raises DocumentError for a file MuPDF cannot open as
     `filetype`, a protected one, or one without text."""
+    from glm1m.encoding import html_as_utf8  # MuPDF reads HTML as UTF-8, whatever it declares
+
     try:
-        doc = pymupdf.open(path, filetype=filetype)
-    except (pymupdf.FileDataError, RuntimeError, ValueError) as error:
+        doc = (pymupdf.open(stream=html_as_utf8(path, name, DocumentError), filetype=filetype)
+               if filetype == "html" else open_document(path, filetype))
+    except MUPDF_ERRORS as error:
         raise DocumentError(
             f"{name} cannot be opened as {filetype.upper()} (it is damaged, or its content is not "
             f"what its name says). Open it in the program that made it, save it again, and upload "
@@ -124,7 +137,7 @@ def read_reflowing(path: Path, filetype: str, name: str, on_progress: OnProgress
         try:
             doc.layout(width=LAYOUT_WIDTH, height=LAYOUT_HEIGHT)
             text = document(name, blocks(doc, name, on_progress))
-        except (RuntimeError, ValueError) as error:
+        except MUPDF_ERRORS as error:
             raise damaged(name) from error
     if not text.pages:
         raise DocumentError(f"{name} has no text that can be extracted (it may hold only images). "

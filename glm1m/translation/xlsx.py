@@ -10,12 +10,13 @@ computing it) reads as empty too.
 
 from __future__ import annotations
 
+import io
 import warnings
 import zipfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from glm1m.errors import CsvError
 from glm1m.settings import Settings, get_settings
@@ -123,7 +124,12 @@ def load(path: Path, name: str, **kw: Any) -> Any:
     # Imported here: `glm1m --help` stays fast.
     from openpyxl import load_workbook  # type: ignore[import-untyped]
 
-    handle = path.open("rb")
+    from glm1m.documents.ooxml import transitional_bytes
+
+    # A Strict OOXML workbook: openpyxl finds none of its sheets (ooxml.py says why); read the
+    # same workbook made Transitional, from memory (check_container bounded its size).
+    strict = transitional_bytes(path)
+    handle: BinaryIO = path.open("rb") if strict is None else io.BytesIO(strict)
     try:
         with warnings.catch_warnings():  # "extension not supported": the sheet still reads
             warnings.simplefilter("ignore")

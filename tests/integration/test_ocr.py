@@ -76,7 +76,7 @@ def test_a_blank_page_costs_no_ocr_and_an_unreadable_scan_gets_a_sentence(tmp_pa
     doc.new_page()
     doc.save(tmp_path / "blank.pdf")
     seen: list[Progress] = []
-    with pytest.raises(DocumentError, match="probably scanned"):  # nothing shown: nothing to OCR
+    with pytest.raises(DocumentError, match="it is blank"):  # nothing shown: no OCR, no OCR advice
         read_document(tmp_path / "blank.pdf", options(), on_progress=seen.append)
     assert not any("OCR" in p.stage for p in seen)
     faint = make_scanned_pdf(tmp_path / "faint.pdf", ["."], dpi=20)
