@@ -12,15 +12,18 @@ import chainlit as cl
 
 from chainlit_app import metrics, session
 from chainlit_app.client import llm, prefill_clock
+from chainlit_app.errors_zh import in_chinese
 from chainlit_app.i18n import EN, ZH, count_of, progress_line, seconds, t
 from chainlit_app.pacing import close, coalesce
 from chainlit_app.render import without_images
-from chainlit_app.status import AUTHOR, Ending, StatusLine, ask_choice, say_if_cut, stream_into
+from chainlit_app.status import AUTHOR, Ending, StatusLine, ask_choice, say, say_if_cut, stream_into
 from glm1m.documents.answer import SUMMARY_REQUEST, OpenDocument, answer, plan_of
-from glm1m.documents.budget import Budget, Strategy, measure
-from glm1m.documents.formats import ReadOptions, read_document_async
+from glm1m.documents.budget import Budget, Strategy
+from glm1m.documents.formats import ReadOptions
 from glm1m.documents.pages import DocumentText, Kind, Page
+from glm1m.documents.shelf import Shelf
 from glm1m.documents.store import load, save
+from glm1m.documents.through_shelf import find, measure_through, read_and_keep
 from glm1m.files import folder_name
 from glm1m.progress import Progress
 from glm1m.settings import get_settings
@@ -34,11 +37,23 @@ async def read_document(path: Path, name: str, question: str) -> None:
     settings = get_settings()
     state = session.current()
     lang = state.lang
-    status = await StatusLine(t(lang, "doc_reading", name=name)).send()
-    # Any format (formats.py); off the event loop, and stopped with the task (OCR processes too).
-    text = await read_document_async(path, ReadOptions.of(settings), name, status.threadsafe())
-    await status.set(t(lang, "doc_counting", name=name))
-    budget = await measure(text, llm(), settings.whole_document_threshold, status.report)
+    # Through the user's shelf: the same bytes read before (another chat, another name) are
+    # neither read, OCR'd nor counted again (glm1m/documents/shelf.py).
+    shelf, options = user_shelf(), ReadOptions.of(settings)
+    key, shelved = await find(shelf, path, name, options)
+    if shelved is None:
+        status = await StatusLine(t(lang, "doc_reading", name=name)).send()
+        # Any format (formats.py); off the event loop, stopped with the task (OCR processes too).
+        shelved, full = await read_and_keep(shelf, key, path, name, options, status.threadsafe())
+        if full is not None:
+            await say(in_chinese(full) if lang == ZH else str(full))
+        await status.set(t(lang, "doc_counting", name=name))
+    else:
+        added = time.strftime("%Y-%m-%d %H:%M", time.localtime(shelved.added))
+        status = await StatusLine(t(lang, "doc_shelved", name=name, added=added)).send()
+    text = shelved.text
+    budget = await measure_through(shelf, shelved, llm(), settings.model,
+                                   settings.whole_document_threshold, status.report)
     answer_tokens = state.params.max_tokens
     strategy = await choose_strategy(budget, answer_tokens)
     budget.check(strategy, answer_tokens)
@@ -48,6 +63,13 @@ async def read_document(path: Path, name: str, question: str) -> None:
     state.document = OpenDocument(text, budget, strategy, plan_of(settings))
     await asyncio.to_thread(save, state.document, document_path())
     await ask_document(question.strip() or SUMMARY_REQUEST, status)
+
+
+def user_shelf() -> Shelf:
+    """The logged-in user's shelf; the one shelf while login is off (no user then)."""
+    settings = get_settings()
+    user = cl.context.session.user if settings.auth_required else None
+    return Shelf.of(settings.data_dir, settings.shelf_max_mb, user.identifier if user else None)
 
 
 def document_path() -> Path:

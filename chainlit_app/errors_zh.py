@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from glm1m.documents.shelf import ShelfFull
 from glm1m.errors import (
     ContextTooLong,
     CsvError,
@@ -68,6 +69,14 @@ CATALOG = (
     entry(CsvError, r"(?P<name>.+) is neither UTF-8 nor GBK/GB18030 text",
           "{name} 既不是 UTF-8 也不是 GBK/GB18030 文本，也不是 glm1m 能识别的其他编码。请在表格软件中另存为 "
           "“CSV UTF-8”后再上传。"),
+    entry(CsvError, r"(?P<name>.+) row (?P<row>\d+) has (?P<fields>\d+) fields but its header "
+                    r"\(row (?P<header>\d+)\) has (?P<width>\d+)",
+          "{name} 第 {row} 行有 {fields} 个字段，而表头（第 {header} 行）只有 {width} 个。请修正这一行"
+          "（含分隔符的单元格需要用引号括起来），或在表格软件中重新保存该文件。"),
+    entry(UserFacingError, r"(?P<name>.+) reads as (?P<encoding>.+?) text, but byte (?P<byte>\d+) is "
+                           r"not (?P=encoding)(?: \(line (?P<line>\d+)\))?:",
+          "{name} 按 {encoding} 读取，但第 {byte} 个字节不是 {encoding}：文件已损坏或混用了多种编码。"
+          "请另存为 UTF-8 后再上传。"),
     entry(JobAlreadyRunning, r"(?P<name>.+) is already being translated with these settings",
           "{name} 正在以相同设置翻译（在另一个标签页、窗口或终端中）。请等那次运行结束或在那里停止它，"
           "然后再试；已完成的行会保留。"),
@@ -81,7 +90,18 @@ CATALOG = (
           "{name} 中没有可提取的文字（可能只有图片）。请把它导出为 PDF 再上传："
           "没有文字的页面会用 OCR 读取。"),
     entry(DocumentError, r"(?P<name>.+) has no text that can be extracted",
-          "{name} 中没有可提取的文字：它可能是扫描件或由图片组成。请先对它做 OCR 再上传。"),
+          "{name} 中没有可提取的文字：它可能是扫描件或由图片组成。请让 glm1m 用 OCR 读取它"
+          "（`--ocr auto`，网页应用设置 GLM1M_OCR=auto）。"),
+    entry(DocumentError, r"(?P<name>.+) has no text on (?:its only page|any of its [\d,]+ pages): "
+                         r"(?:it is|they are) blank",
+          "{name} 没有文字：页面是空白的，没有可读的内容。请确认这是你要上传的文件。"),
+    entry(DocumentError, r"(?P<name>.+) is damaged or incomplete \(pages? (?P<pages>[\d,– ]+) "
+                         r"cannot be read\)",
+          "{name} 已损坏或不完整（第 {pages} 页无法读取），因此无法读取其文字。请重新下载或导出后再上传。"),
+    entry(DocumentError, r"(?P<name>.+) is damaged or incomplete, so its text cannot be read",
+          "{name} 已损坏或不完整，无法读取其文字。请重新下载或导出（下载中断会截断 PDF）后再上传。"),
+    entry(DocumentError, r"(?P<name>.+) is damaged: its list of pages is lost",
+          "{name} 已损坏：其页面列表丢失，找不到任何页面。请重新下载或导出后再上传。"),
     entry(DocumentError, r"(?P<name>.+) cannot be opened as (?P<kind>\w+) \(it is damaged",
           "{name} 无法作为 {kind} 打开（文件已损坏，或内容与文件名不符）。"
           "请在生成它的程序中重新保存后再上传。"),
@@ -95,6 +115,12 @@ CATALOG = (
           "`sudo apt-get install tesseract-ocr tesseract-ocr-eng tesseract-ocr-chi-sim "
           "tesseract-ocr-chi-tra`，"
           "或 `make system-tools`），或把 GLM1M_OCR_TESSDATA 设为存放 .traineddata 文件的文件夹。"),
+    entry(ShelfFull, r"\((?P<used>[\d.,]+ [KM]B) of (?P<cap>[\d.,]+ [KM]B) kept; (?P<name>.+) "
+          r"needs (?P<needed>[\d.,]+ [KM]B)\).*?`(?P<command>glm1m shelf rm [^`]+)` "
+          r"\(the largest: (?P<largest>.*)\), or",
+          "已读文档的文档架已满（已保存 {used}，上限 {cap}；{name} 需要 {needed}），"
+          "因此 {name} 已读取但未保存。请删除不再需要的文档：`{command}`（最大的：{largest}），"
+          "或调高 GLM1M_SHELF_MAX_MB。"),
     entry(CsvError, r"(?P<name>.+) is protected with a password \(encrypted\)",
           "{name} 受密码保护（已加密），glm1m 无法读取。请在 Excel 中去掉密码（文件 > 信息 > 保护工作簿），"
           "保存后再附上。"),

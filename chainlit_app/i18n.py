@@ -43,6 +43,18 @@ TEXT: dict[str, tuple[str, str]] = {
         "流式输出、停止、文档、翻译——都与真正的 GLM-4-9B-Chat-1M 相同。在 GPU 上部署真实模型即可"
         "得到真实的回答（页面顶部的“说明”按钮里有做法）。"),
     "attached": ("Attached: {names}", "附件：{names}"),
+    "attached_lost": ("Attached: a file from before “New Chat” (it did not arrive)",
+                      "附件：“新建对话”之前附上的文件（未收到）"),
+    "files_lost": (
+        "The file in this message was attached before “New Chat”, and a new chat starts without the "
+        "files of the one before: it did not arrive, and nothing was sent to the model. Attach the "
+        "file again (the paperclip), then send.",
+        "此消息中的文件是在“新建对话”之前附上的，新对话不会带上之前的文件：文件没有收到，"
+        "也没有发送给模型。请用回形针重新附上文件后再发送。"),
+    "empty_message": (
+        "This message has no text and no file, so nothing was sent to the model. Type a question, or "
+        "attach a document or a spreadsheet.",
+        "此消息没有文字也没有文件，因此没有发送给模型。请输入问题，或附上文档或表格。"),
     "choice_made": ("**Selected:** {label}", "**已选择：** {label}"),
     "choice_none": ("Timed out: no action was taken", "已超时：未作选择"),
     "choice_timeout": ("No choice was made in time, so the first one is taken: **{label}**.",
@@ -53,6 +65,28 @@ TEXT: dict[str, tuple[str, str]] = {
     "label_target": ("Translate spreadsheets into", "表格翻译的目标语言"),
     "label_source": ("Spreadsheet source language", "表格的源语言"),
     "auto_source": ("(detect)", "（自动检测）"),
+    # One help line under each setting in the ⚙ panel.
+    "help_system_prompt": (
+        "What the model is told before every chat answer: its role and manner (questions about a "
+        "document and translations have their own). A change applies from the next answer.",
+        "每次聊天回答前告诉模型的话：它的角色和风格（文档问答和表格翻译另有指示）。修改后从下一个回答起生效。"),
+    "help_temperature": (
+        "How varied the wording is: 0 always takes the likeliest words (best for facts and "
+        "citations); higher is freer and less exact.",
+        "措辞的随机程度：0 总是选最可能的词（适合事实与引用）；越高越自由，也越不精确。"),
+    "help_max_tokens": (
+        "The longest answer, in tokens (about ¾ of an English word, or one or two Chinese "
+        "characters, each). An answer that reaches it is cut off, and the page says so.",
+        "回答的最大长度，以词元计（一个词元约为 ¾ 个英文单词，或一两个汉字）。"
+        "达到上限的回答会被截断，页面会注明。"),
+    "help_target": (
+        "The language an attached CSV or XLSX is translated into; the file comes back with the "
+        "translation beside each chosen column.",
+        "附上的 CSV 或 XLSX 表格要翻译成的语言；返回的文件在所选列旁边多出译文。"),
+    "help_source": (
+        "The language of the spreadsheet's text. (detect) lets the model tell it for each cell; "
+        "name it when the text is short or mixed.",
+        "表格文字的原语言。（自动检测）由模型逐格判断；文字很短或夹杂多种语言时，最好明确指定。"),
     "unsupported": (
         "glm1m reads documents (to summarise or ask about them) and spreadsheets (to translate a "
         "column). Attach one of those, or type a question.",
@@ -78,7 +112,29 @@ TEXT: dict[str, tuple[str, str]] = {
                                                                        "用时 {seconds}。"),
     "tr_stopped": ("Stopped. The rows finished so far are in the file below; the others are marked.",
                    "已停止。已完成的行在下面的文件中；其余的行已标注。"),
+    "tr_stopped_none": ("Stopped after {seconds}, before any {unit} was translated: there is no file to "
+                        "hand over. Attach the file again to start.",
+                        "已停止，用时 {seconds}；还没有翻译完任何{unit}，所以没有文件可下载。"
+                        "再次附上文件即可重新开始。"),
+    "tr_layout": ("{delimiter}-separated", "{delimiter}分隔"),
+    "tr_header_row": ("the header is row {row}; {above} row(s) above it (a title, comments) left out",
+                      "表头在第 {row} 行，其上 {above} 行（标题、注释）未读取"),
+    "tr_continuing": ("Continuing: {done:,} of {total:,} {unit} were done before; translating the other "
+                      "{left:,}.",
+                      "继续上次的任务：此前已完成 {done:,} / {total:,} {unit}，"
+                      "现在翻译其余 {left:,} {unit}。"),
+    "tr_done_before": ("**{name}** was translated already in this chat, with these settings: all "
+                       "{total:,} {unit}. Take that result, or translate it again?",
+                       "**{name}** 已在此对话中按相同设置翻译过：全部 {total:,} {unit}。"
+                       "使用那次的结果，还是重新翻译？"),
+    "tr_take_result": ("The result", "使用结果"),
+    "tr_again": ("Translate again", "重新翻译"),
+    "tr_result_before": ("The translation of **{name}** made before: {total:,} of {total:,} {unit} "
+                         "translated.",
+                         "之前完成的 **{name}** 译文：已翻译 {total:,} / {total:,} {unit}。"),
     "summary": ("{translated:,} of {total:,} {unit} translated", "已翻译 {translated:,} / {total:,} {unit}"),
+    "summary_resumed": (" ({resumed:,} by an earlier run, {new:,} by this one)",
+                        "（此前已完成 {resumed:,}，本次 {new:,}）"),
     "summary_failed": (", {failed:,} failed (see the translation_error column)",
                        "，{failed:,} 个失败（见 translation_error 列）"),
     "summary_not_reached": (", {count:,} not reached (run again to continue)",
@@ -86,6 +142,8 @@ TEXT: dict[str, tuple[str, str]] = {
     # Documents.
     "doc_reading": ("Reading **{name}** …", "正在读取 **{name}** …"),
     "doc_counting": ("Counting tokens of **{name}** …", "正在统计 **{name}** 的词元 …"),
+    "doc_shelved": ("**{name}** is on the shelf (read {added}): not read again.",
+                    "**{name}** 已在文档架上（{added} 读取）：无需再次读取。"),
     "doc_budget": ("{pages}, {tokens:,} tokens — {fraction:.1%} of the served {context:,}-token context.",
                    "{pages}，{tokens:,} 个词元——占所部署 {context:,} 词元上下文的 {fraction:.1%}。"),
     "pages": ("{count:,} page", "{count:,} 页"),

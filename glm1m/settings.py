@@ -64,6 +64,9 @@ class Settings(BaseSettings):
     ocr_tessdata: Path | None = Field(
         None, description="folder of Tesseract's .traineddata files (unset: TESSDATA_PREFIX, "
                           "else where the tesseract command has them)")
+    shelf_max_mb: float = Field(
+        1000.0, gt=0, description="most MB of read documents (text and token counts) each user's "
+                                  "shelf keeps, so the same file attached again is not read again")
     csv_max_mb: float = Field(100.0, gt=0, description="largest CSV (table or glossary) accepted "
                                                         "for upload, in MB")
     xlsx_max_mb: float = Field(100.0, gt=0, description="largest .xlsx workbook accepted for "

@@ -10,7 +10,7 @@ import argparse
 import signal
 import sys
 
-from glm1m.cli import extract, plan, router, serve, summarize, translate, up, users
+from glm1m.cli import extract, plan, router, serve, shelf, summarize, translate, up, users
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -23,6 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_command(commands)
     summarize.add_command(commands)
     extract.add_command(commands)
+    shelf.add_command(commands)
     users.add_command(commands)
     return parser
 

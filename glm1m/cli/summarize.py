@@ -35,6 +35,9 @@ def add_command(commands: argparse._SubParsersAction) -> None:
                         f"else map-reduce")
     p.add_argument("--max-tokens", type=int, default=defaults.max_tokens, help="longest answer")
     p.add_argument("--base-url", default=defaults.base_url)
+    p.add_argument("--user", default=None,
+                   help="whose shelf of read documents to use (default: the one shelf of an app "
+                        "without login); see `glm1m shelf list`")
     p.set_defaults(run=cmd_summarize)
 
 
@@ -52,22 +55,33 @@ def cmd_summarize(args: argparse.Namespace) -> int:
 async def summarize(args: argparse.Namespace, settings: Settings) -> None:
     from glm1m.cli.bar import progress_bar
     from glm1m.cli.waiting import until_first_piece, waiting_line
-    from glm1m.documents.answer import SUMMARY_REQUEST, answer, open_document
+    from glm1m.documents.answer import SUMMARY_REQUEST, OpenDocument, answer, plan_of
     from glm1m.documents.budget import Strategy
-    from glm1m.documents.formats import ReadOptions, read_document_async
+    from glm1m.documents.formats import ReadOptions
+    from glm1m.documents.shelf import Shelf
+    from glm1m.documents.through_shelf import measure_through, read_through
     from glm1m.llm import ChatParams, LlmClient
     from glm1m.serving import PrefillClock, read
 
     params = ChatParams(temperature=settings.temperature, max_tokens=settings.max_tokens)
+    shelf = Shelf.of(settings.data_dir, settings.shelf_max_mb, args.user)
     with progress_bar(transient=True) as show:
         if not args.pdf.is_file():
             raise DocumentError(f"{args.pdf} is not a file that can be read (check the path).")
-        text = await read_document_async(args.pdf, ReadOptions.of(settings, args.ocr),
-                                         args.pdf.name, show)
+        shelved, full = await read_through(shelf, args.pdf, args.pdf.name,
+                                           ReadOptions.of(settings, args.ocr), show)
+    if shelved.hit:
+        say(f"{args.pdf.name}: on the shelf since {added_words(shelved.added)}, not read again.")
+    if full is not None:
+        say(str(full))
     llm = LlmClient(settings)
     try:
         wanted = None if args.strategy == "auto" else Strategy(args.strategy)
-        doc = await open_document(text, llm, settings, params.max_tokens, wanted)
+        budget = await measure_through(shelf, shelved, llm, settings.model,
+                                       settings.whole_document_threshold)
+        strategy = wanted or budget.default(params.max_tokens)
+        budget.check(strategy, params.max_tokens)
+        doc = OpenDocument(shelved.text, budget, strategy, plan_of(settings))
         say(f"{doc.name}: {doc.budget.line()} Strategy: {doc.strategy.value}.")
         pieces = answer(doc, args.question or SUMMARY_REQUEST, llm, params,
                         lambda progress: say(progress.line()))
@@ -82,3 +96,10 @@ async def summarize(args: argparse.Namespace, settings: Settings) -> None:
         sys.stdout.write("\n")
     finally:
         await llm.aclose()
+
+
+def added_words(when: float) -> str:
+    """"2026-12-01 23:40" in local time: when a shelf document was first read."""
+    import time
+
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(when))

@@ -19,11 +19,31 @@ FORMAT = 2
 READ_FORMATS = (1, 2)
 
 
+def text_body(text: DocumentText) -> dict:
+    """A document's locations as saved (a chat's open document and the shelf keep this one form);
+    `lost` and `pages_found` only when a damaged file had them."""
+    body = {"format": FORMAT, "name": text.name, "page_count": text.page_count,
+            "pages": [[p.number, p.text, p.kind.value, p.heading, p.span] for p in text.pages]}
+    if text.lost:
+        body["lost"] = list(text.lost)
+    if text.pages_found:
+        body["pages_found"] = True
+    return body
+
+
+def text_of(body: dict) -> DocumentText:
+    """text_body's inverse. Raises KeyError, TypeError or ValueError for a body it did not write."""
+    if body["format"] not in READ_FORMATS:
+        raise ValueError(f"format {body['format']}")
+    return DocumentText(str(body["name"]), tuple(location(entry) for entry in body["pages"]),
+                        int(body["page_count"]), tuple(int(n) for n in body.get("lost", ())),
+                        bool(body.get("pages_found", False)))
+
+
 def save(doc: OpenDocument, path: Path) -> None:
     """Write `doc` whole or not at all (a crash keeps the previous one)."""
-    body = {"format": FORMAT, "name": doc.text.name, "page_count": doc.text.page_count,
-            "pages": [[p.number, p.text, p.kind.value, p.heading, p.span] for p in doc.text.pages],
-            "budget": vars(doc.budget), "strategy": doc.strategy.value, "plan": vars(doc.plan)}
+    body = {**text_body(doc.text), "budget": vars(doc.budget), "strategy": doc.strategy.value,
+            "plan": vars(doc.plan)}
     write_whole(path, json.dumps(body, ensure_ascii=False).encode("utf-8"))
 
 
@@ -37,11 +57,7 @@ def load(path: Path) -> OpenDocument | None:
     except (OSError, ValueError) as error:
         raise unreadable(path) from error
     try:
-        if body["format"] not in READ_FORMATS:
-            raise ValueError(f"format {body['format']}")
-        text = DocumentText(str(body["name"]), tuple(location(entry) for entry in body["pages"]),
-                            int(body["page_count"]))
-        return OpenDocument(text, Budget(**body["budget"]), Strategy(body["strategy"]),
+        return OpenDocument(text_of(body), Budget(**body["budget"]), Strategy(body["strategy"]),
                             MapReduce(**body["plan"]))
     except (KeyError, TypeError, ValueError) as error:
         raise unreadable(path) from error

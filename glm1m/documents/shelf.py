@@ -1,0 +1,235 @@
+"""The shelf: each user's documents, read once. A document attached anywhere (the page, the CLI) is
+kept by its content's SHA-256 with its locations (store.py's form), the name it came with, when it
+was added, and its token count per served model, so the same bytes attached again (another chat,
+another name) start at once: no reading, no OCR, no /tokenize.
+
+On disk, per user (`DATA_DIR/shelf/<user folder>/`), one folder per document:
+`<sha256>/meta.json` (name, added, size, and per way of reading: its text file, locations and
+counts) and `<sha256>/<read digest>.json` (the text). A way of reading is the format and, for paged
+formats, the OCR mode, languages and resolution: they change the text, so another choice reads
+again. A count is kept per served model name and served context: the Llm interface names no
+tokenizer, and a server serving the same name with another context is another deployment (the demo
+model and the real one share the name), so a wrong count is never reused; asking /v1/models for the
+context costs milliseconds, counting a 1M-token document seconds.
+
+Anything damaged (unparsable, missing) is a miss: the document is read again and its entry written
+anew. Writes are whole or nothing (files.write_whole); two processes adding the same document both
+write the same content.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from glm1m.documents.pages import DocumentText
+from glm1m.documents.store import text_body, text_of
+from glm1m.errors import DocumentError
+from glm1m.files import write_whole
+
+FORMAT = 1
+OPEN_SHELF = "_open"  # the one shelf while login is off (a user's folder is a hex hash)
+MB = 1_000_000
+
+
+class ShelfFull(DocumentError):
+    """The user's shelf is at its cap: the document was read but not kept."""
+
+
+class NotOnShelf(DocumentError):
+    """`shelf rm` named nothing (or too much) on the shelf."""
+
+
+@dataclass(frozen=True)
+class ShelfKey:
+    """What a read of a file is kept under: its bytes' hash and the way it was read."""
+    sha256: str
+    read: str  # "pdf ocr=auto lang=chi_sim+eng dpi=150"; "docx"
+    size: int  # the file's bytes
+
+    @property
+    def read_digest(self) -> str:
+        return hashlib.sha256(self.read.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Shelved:
+    """A document as the shelf gives it back: its text under the name it was attached with now."""
+    key: ShelfKey
+    text: DocumentText
+    added: float  # when it was first kept (seconds since the epoch)
+    hit: bool  # True: from the shelf, not read now
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One document on the shelf, as `shelf list` shows it."""
+    sha256: str
+    name: str
+    added: float
+    bytes: int  # what it takes on the shelf
+    locations: int  # pages or sections of its latest read
+    unit: str
+    tokens: dict[str, int]  # by count key ("glm-4-9b-chat-1m@1048576")
+
+
+def count_key(model: str, max_model_len: int) -> str:
+    return f"{model}@{max_model_len}"
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while block := f.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class Shelf:
+    def __init__(self, root: Path, max_bytes: int, user: str | None = None) -> None:
+        """`root`: this user's folder (Shelf.of makes it); `user` for the sentences only."""
+        self.root = root
+        self.max_bytes = max_bytes
+        self.user = user
+
+    @classmethod
+    def of(cls, data_dir: Path, max_mb: float, user: str | None = None) -> Shelf:
+        """`user`'s shelf (a login name), or the one shelf when login is off (None). The folder
+        is the name's hash, as folder_name makes for ids: a name never becomes a path."""
+        folder = OPEN_SHELF if user is None else hashlib.sha256(user.encode()).hexdigest()[:32]
+        return cls(data_dir / "shelf" / folder, int(max_mb * MB), user)
+
+    # --- reading through the shelf ---
+    def find(self, key: ShelfKey, name: str) -> Shelved | None:
+        """The kept text of this read of these bytes, renamed `name`; None when there is none or it
+        is damaged (then it is read and kept again)."""
+        meta = self._meta(key.sha256)
+        read = meta.get("reads", {}).get(key.read) if meta else None
+        if not isinstance(read, dict) or meta is None:
+            return None
+        try:
+            body = json.loads((self.root / key.sha256 / read["file"]).read_text(encoding="utf-8"))
+            text = text_of(body)
+            return Shelved(key, replace(text, name=name), float(meta["added"]), hit=True)
+        except (OSError, KeyError, TypeError, ValueError):
+            return None
+
+    def keep(self, key: ShelfKey, name: str, text: DocumentText) -> Shelved:
+        """Keep a text just read. Raises ShelfFull (nothing written) past the cap."""
+        body = json.dumps(text_body(text), ensure_ascii=False).encode("utf-8")
+        folder = self.root / key.sha256
+        previous = self._meta(key.sha256)
+        meta = previous or {"format": FORMAT, "sha256": key.sha256, "name": name,
+                            "added": time.time(), "size": key.size, "reads": {}}
+        used = self.used_bytes() - _bytes_of(folder / f"{key.read_digest}.json")
+        if used + len(body) > self.max_bytes:
+            raise self._full(name, len(body), used)
+        write_whole(folder / f"{key.read_digest}.json", body)
+        meta.setdefault("reads", {})[key.read] = {"file": f"{key.read_digest}.json",
+                                                  "locations": len(text.pages),
+                                                  "unit": text.kind.unit, "counts": {}}
+        meta["latest"] = key.read
+        self._write_meta(key.sha256, meta)
+        return Shelved(key, text, float(meta["added"]), hit=False)
+
+    def count(self, key: ShelfKey, counted_as: str) -> tuple[int, int] | None:
+        """(tokens, chars) of this read as counted for `counted_as` (count_key), if kept."""
+        meta = self._meta(key.sha256)
+        try:
+            found = meta["reads"][key.read]["counts"][counted_as] if meta else None
+            return (int(found["tokens"]), int(found["chars"])) if found else None
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    def keep_count(self, key: ShelfKey, counted_as: str, tokens: int, chars: int) -> None:
+        meta = self._meta(key.sha256)
+        read = meta.get("reads", {}).get(key.read) if meta else None
+        if meta is None or not isinstance(read, dict):
+            return  # removed meanwhile (or never kept: the shelf was full)
+        read.setdefault("counts", {})[counted_as] = {"tokens": tokens, "chars": chars}
+        self._write_meta(key.sha256, meta)
+
+    # --- managing it ---
+    def entries(self) -> list[Entry]:
+        """Every document on the shelf, latest added first; damaged ones as "(damaged)"."""
+        found = []
+        for folder in self.root.iterdir() if self.root.is_dir() else ():
+            if not folder.is_dir():
+                continue
+            meta = self._meta(folder.name) or {}
+            reads = meta.get("reads") if isinstance(meta.get("reads"), dict) else {}
+            read = reads.get(meta.get("latest"), {}) if reads else {}
+            try:
+                found.append(Entry(folder.name, str(meta.get("name", "(damaged)")),
+                                   float(meta.get("added", 0)), _tree_bytes(folder),
+                                   int(read.get("locations", 0)), str(read.get("unit", "pages")),
+                                   {k: int(v["tokens"]) for k, v in read.get("counts", {}).items()}))
+            except (AttributeError, KeyError, TypeError, ValueError):
+                found.append(Entry(folder.name, "(damaged)", 0.0, _tree_bytes(folder), 0, "pages", {}))
+        return sorted(found, key=lambda e: -e.added)
+
+    def matching(self, name_or_prefix: str) -> list[Entry]:
+        """Entries named exactly so, else whose hash begins with it (4 hex digits at least)."""
+        entries = self.entries()
+        named = [e for e in entries if e.name == name_or_prefix]
+        if named or len(name_or_prefix) < 4:
+            return named
+        return [e for e in entries if e.sha256.startswith(name_or_prefix.lower())]
+
+    def remove(self, name_or_prefix: str) -> Entry:
+        """Delete one document's files. Raises NotOnShelf when nothing, or more than one, matches."""
+        found = self.matching(name_or_prefix)
+        if len(found) != 1:
+            shown = ", ".join(f"{e.name} ({e.sha256[:12]})" for e in found)
+            raise NotOnShelf(
+                f"No document on the shelf is named {name_or_prefix!r} (see `glm1m shelf list`)."
+                if not found else
+                f"{len(found)} documents on the shelf match {name_or_prefix!r}: {shown}. Name one "
+                f"by its hash's first digits.")
+        shutil.rmtree(self.root / found[0].sha256, ignore_errors=True)
+        return found[0]
+
+    def used_bytes(self) -> int:
+        return _tree_bytes(self.root)
+
+    # --- on disk ---
+    def _meta(self, sha256: str) -> dict | None:
+        try:
+            meta = json.loads((self.root / sha256 / "meta.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        ok = isinstance(meta, dict) and meta.get("format") == FORMAT and "added" in meta
+        return meta if ok else None
+
+    def _write_meta(self, sha256: str, meta: dict) -> None:
+        write_whole(self.root / sha256 / "meta.json",
+                    json.dumps(meta, ensure_ascii=False).encode("utf-8"))
+
+    def _full(self, name: str, needed: int, used: int) -> ShelfFull:
+        largest = sorted(self.entries(), key=lambda e: -e.bytes)[:3]
+        names = ", ".join(f"{e.name} ({_mb(e.bytes)})" for e in largest) or "nothing yet"
+        who = f" --user {self.user}" if self.user else ""
+        return ShelfFull(
+            f"The shelf of read documents is full ({_mb(used)} of {_mb(self.max_bytes)} kept; "
+            f"{name} needs {_mb(needed)}), so {name} is read but not kept. Delete documents you "
+            f"no longer need with `glm1m shelf rm NAME{who}` (the largest: {names}), or raise "
+            f"GLM1M_SHELF_MAX_MB.")
+
+
+def _mb(n: int) -> str:
+    return f"{n / MB:,.1f} MB" if n >= MB // 10 else f"{n / 1000:,.1f} KB"
+
+
+def _bytes_of(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _tree_bytes(folder: Path) -> int:
+    return sum(_bytes_of(p) for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else 0

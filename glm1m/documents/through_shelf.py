@@ -1,0 +1,75 @@
+"""Reading and counting a document through the user's shelf (shelf.py): what both doors call.
+A hit costs a hash of the file and a JSON read; a miss reads (OCR included) and counts as before,
+then keeps the result."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from glm1m.documents.budget import Budget, measure
+from glm1m.documents.formats import ReadOptions, format_of, read_document_async
+from glm1m.documents.shelf import Shelf, ShelfFull, ShelfKey, Shelved, count_key, file_sha256
+from glm1m.llm import Llm
+from glm1m.progress import OnProgress, ignore
+
+
+def read_way(name: str, options: ReadOptions) -> str:
+    """What changes the text besides the bytes: the format (by the name's suffix) and, for paged
+    formats, OCR's mode, languages and resolution (reflowing formats are never OCR'd)."""
+    found = format_of(name)
+    if found is None:
+        return "unknown"
+    if found.reader != "paged":
+        return found.filetype
+    ocr = options.ocr
+    return f"{found.filetype} ocr={ocr.mode.value} lang={ocr.languages} dpi={ocr.dpi}"
+
+
+def key_of(path: Path, name: str, options: ReadOptions) -> ShelfKey:
+    """Hashes the whole file: call it off the event loop (about 1 s a GB)."""
+    return ShelfKey(file_sha256(path), read_way(name, options), path.stat().st_size)
+
+
+async def find(shelf: Shelf, path: Path, name: str, options: ReadOptions
+               ) -> tuple[ShelfKey, Shelved | None]:
+    """The file's key, and its kept text when the shelf has this read of it."""
+    key = await asyncio.to_thread(key_of, path, name, options)
+    return key, await asyncio.to_thread(shelf.find, key, name)
+
+
+async def read_and_keep(shelf: Shelf, key: ShelfKey, path: Path, name: str, options: ReadOptions,
+                        on_progress: OnProgress = ignore) -> tuple[Shelved, ShelfFull | None]:
+    """Read the file (a miss) and keep it. When the shelf is full the document is still given
+    back, not kept, with the ShelfFull whose sentence the door shows (what to delete)."""
+    text = await read_document_async(path, options, name, on_progress)
+    try:
+        return await asyncio.to_thread(shelf.keep, key, name, text), None
+    except ShelfFull as full:
+        return Shelved(key, text, 0.0, hit=False), full
+
+
+async def read_through(shelf: Shelf, path: Path, name: str, options: ReadOptions,
+                       on_progress: OnProgress = ignore) -> tuple[Shelved, ShelfFull | None]:
+    """find, else read_and_keep."""
+    key, shelved = await find(shelf, path, name, options)
+    if shelved is not None:
+        return shelved, None
+    return await read_and_keep(shelf, key, path, name, options, on_progress)
+
+
+async def measure_through(shelf: Shelf, shelved: Shelved, llm: Llm, model: str, threshold: int,
+                          on_progress: OnProgress = ignore) -> Budget:
+    """The document's budget: its kept count for this served model and context, else counted by
+    the server's /tokenize (budget.measure) and kept."""
+    max_model_len = await llm.max_model_len()
+    counted_as = count_key(model, max_model_len)
+    kept = await asyncio.to_thread(shelf.count, shelved.key, counted_as)
+    text = shelved.text
+    if kept is not None:
+        tokens, chars = kept
+        return Budget(pages=len(text.pages), tokens=tokens, chars=chars, max_model_len=max_model_len,
+                      threshold=threshold, unit=text.kind.unit)
+    budget = await measure(text, llm, threshold, on_progress)
+    await asyncio.to_thread(shelf.keep_count, shelved.key, counted_as, budget.tokens, budget.chars)
+    return budget
