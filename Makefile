@@ -26,11 +26,13 @@ chromium:
 	@command -v chromium >/dev/null || (apt-get update -q && apt-get install -y -q chromium)
 
 # OCR of scanned pages reads Chinese and English through Debian's Tesseract; the monitoring test
-# scrapes the demo stack with Debian's Prometheus. Installed the way Chromium is.
+# scrapes the demo stack with Debian's Prometheus; the browser tests' screenshots of Chinese pages
+# need a Chinese font (without one every character is a box). Installed the way Chromium is.
 TESSERACT_PACKAGES := tesseract-ocr tesseract-ocr-eng tesseract-ocr-chi-sim tesseract-ocr-chi-tra
+FONT_PACKAGES := fonts-wqy-microhei
 system-tools: chromium
-	@dpkg -s $(TESSERACT_PACKAGES) prometheus >/dev/null 2>&1 || \
-	  (apt-get update -q && apt-get install -y -q $(TESSERACT_PACKAGES) prometheus)
+	@dpkg -s $(TESSERACT_PACKAGES) $(FONT_PACKAGES) prometheus >/dev/null 2>&1 || \
+	  (apt-get update -q && apt-get install -y -q $(TESSERACT_PACKAGES) $(FONT_PACKAGES) prometheus)
 
 run: setup
 	@command -v tesseract >/dev/null || echo 'glm1m: tesseract is not installed, so scanned pages cannot be read (make system-tools installs it)'

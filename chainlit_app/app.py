@@ -12,10 +12,10 @@ from typing import Any
 
 import chainlit as cl
 import chainlit.server
-from chainlit.input_widget import Select, Slider, TextInput
+from chainlit.config import config as chainlit_config
 from chainlit.types import ThreadDict
 
-from chainlit_app import file_only, history, leaving, metrics, origins, session
+from chainlit_app import file_only, history, leaving, metrics, origins, session, settings_panel
 from chainlit_app.chat_flow import run_chat
 from chainlit_app.client import llm
 from chainlit_app.document_flow import ask_document, read_document, reopen_document
@@ -23,8 +23,8 @@ from chainlit_app.file_only import typed_text
 from chainlit_app.i18n import TEXT, default_target, t, target_words
 from chainlit_app.login import check_password, open_accounts_and_history
 from chainlit_app.resume import asked_in_thread, from_thread
-from chainlit_app.session import LANGUAGES, SessionState
-from chainlit_app.status import in_page_language, say, show_error, shows_errors, stopped_in_chinese
+from chainlit_app.session import SessionState
+from chainlit_app.status import in_page_language, say, show_error, shows_errors, stop_line
 from chainlit_app.storage import mount_first
 from chainlit_app.translation_flow import run_translation
 from chainlit_app.upload_guard import upload_guard
@@ -35,7 +35,8 @@ from glm1m.llm import ChatParams
 from glm1m.settings import get_settings
 
 file_only.install()
-origins.install(chainlit.server.app, get_settings())
+# `chainlit run --host` sets config.run.host before it imports this module.
+origins.install(chainlit.server.app, get_settings(), chainlit_config.run.host)
 mount_first(chainlit.server.app, upload_guard(get_settings()))
 if get_settings().auth_required:
     _accounts, _history = open_accounts_and_history(get_settings())
@@ -69,17 +70,7 @@ async def start_session(conversation: Conversation, greet: bool = True) -> None:
     target = default_target(lang)
     session.start(SessionState(conversation, ChatParams(settings.temperature, settings.max_tokens),
                                target_language=target, lang=lang))
-    await cl.ChatSettings([
-        TextInput(id="system_prompt", label=t(lang, "label_system_prompt"), initial=settings.system_prompt,
-                  multiline=True),
-        Slider(id="temperature", label=t(lang, "label_temperature"), initial=settings.temperature,
-               min=0, max=2, step=0.1),
-        Slider(id="max_tokens", label=t(lang, "label_max_tokens"), initial=settings.max_tokens,
-               min=16, max=8192, step=16),
-        Select(id="target_language", label=t(lang, "label_target"), values=LANGUAGES, initial_value=target),
-        Select(id="source_language", label=t(lang, "label_source"),
-               values=[t(lang, "auto_source"), *LANGUAGES], initial_value=t(lang, "auto_source")),
-    ]).send()
+    await cl.ChatSettings(settings_panel.widgets(lang, settings, target)).send()
     if greet:  # a resumed thread shows the greeting it got when it began
         welcome = t(lang, "welcome", target=target_words(lang, target), grace=f"{leaving.GRACE_S:.0f}")
         await say(f"{t(lang, 'demo_banner')}\n\n{welcome}" if settings.demo else welcome)
@@ -112,7 +103,7 @@ async def on_chat_end() -> None:
 
 @cl.on_stop
 async def on_stop() -> None:
-    await stopped_in_chinese()
+    await stop_line()
 
 
 @cl.on_message
@@ -121,6 +112,9 @@ async def on_message(message: cl.Message) -> None:
     text = typed_text(message.content, message.metadata)
     if text != message.content:  # the page drew it empty: show the files' names it now carries
         await message.update()
+    if refused := file_only.refusal(session.lang(), text, message.metadata, len(message.elements or [])):
+        await cl.ErrorMessage(content=refused, author="glm1m").send()
+        return
     uploads = sort_uploads(message.elements or [])
     if left_out := uploads.left_out():
         await say(in_page_language(left_out))

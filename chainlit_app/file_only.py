@@ -8,6 +8,12 @@ title and the message showed as an empty grey bubble. With the files' names as i
 message reads "Attached: terms.csv" ("附件：terms.csv" on a Chinese page), the chat is titled by
 it, and stop is there for the whole job. `typed_text` gives the handlers what the user typed:
 nothing. (Words, not an emoji: a browser without an emoji font drew "📎" as an empty box.)
+
+A file attached before "New Chat" stays in the message box, but Chainlit 2.12 keeps uploads per
+socket session and the new chat has a new one: the message arrives with references to files its
+session never received, which Chainlit drops without a word (emitter.process_message). Such a
+message, and one with neither text nor a file, is refused with a sentence (`refusal`) instead of
+being sent to the model, which answered 1,024 tokens to nothing.
 """
 
 from __future__ import annotations
@@ -20,24 +26,38 @@ import chainlit.socket
 from chainlit_app.i18n import EN, language_of, t
 
 FILES_ONLY = "glm1m_files_only"  # metadata: the text made from the files' names
+FILES_LOST = "glm1m_files_lost"  # metadata: how many referenced files this session does not hold
 
 
 def name_files(files: Mapping[str, Mapping[str, Any]], payload: dict[str, Any], lang: str = EN) -> None:
     """Give a message payload without text the names of the session's files it refers to."""
     step = payload.get("message") or {}
     refs = payload.get("fileReferences") or []
+    if lost := sum(1 for ref in refs if ref.get("id") not in files):
+        step["metadata"] = {**(step.get("metadata") or {}), FILES_LOST: lost}
     if (step.get("output") or "").strip() or not refs:
         return
     names = [str(files[ref["id"]]["name"]) for ref in refs if ref.get("id") in files]
-    if names:
-        step["output"] = t(lang, "attached", names=", ".join(names))
-        step["metadata"] = {**(step.get("metadata") or {}), FILES_ONLY: step["output"]}
+    text = t(lang, "attached", names=", ".join(names)) if names else t(lang, "attached_lost")
+    step["output"] = text
+    step["metadata"] = {**(step.get("metadata") or {}), FILES_ONLY: text}
 
 
 def typed_text(content: str, metadata: Mapping[str, Any] | None) -> str:
     """What the user typed in a message: "" for one name_files gave its text (and not edited
     since: an edit sends the message again with the user's new text)."""
     return "" if (metadata or {}).get(FILES_ONLY) == content else content
+
+
+def refusal(lang: str, text: str, metadata: Mapping[str, Any] | None, files: int) -> str | None:
+    """Why a message is not worked on, or None: a file it refers to never reached this session
+    (attached before "New Chat"), or it holds neither text (`text`: what was typed) nor a file
+    (`files`: how many arrived)."""
+    if (metadata or {}).get(FILES_LOST):
+        return t(lang, "files_lost")
+    if not text.strip() and not files:
+        return t(lang, "empty_message")
+    return None
 
 
 def install() -> None:

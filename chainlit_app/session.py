@@ -26,6 +26,7 @@ class SessionState:
     # Chat messages by id → how many conversation turns came before them, so an edited message
     # (Chainlit sends it again with its id, after removing the later ones) rewinds the history.
     asked: dict[str, int] = field(default_factory=dict)
+    says_stop: bool = False  # a running job reports its own stop (status.says_own_stop)
 
     def rewind(self, message_id: str) -> None:
         """Before answering `message_id`: if it was asked before (an edit), forget it and every
@@ -50,6 +51,12 @@ def lang() -> str:
     """The current session's language; English outside a started session."""
     state = cl.user_session.get(KEY)
     return state.lang if isinstance(state, SessionState) else EN
+
+
+def says_stop() -> bool:
+    """Whether the running job reports its own stop; False outside a started session."""
+    state = cl.user_session.get(KEY)
+    return state.says_stop if isinstance(state, SessionState) else False
 
 
 def current() -> SessionState:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from functools import wraps
 from typing import ParamSpec
 
@@ -92,15 +93,36 @@ class StatusLine:
 CHAINLIT_STOPPED = "Task manually stopped."  # the line Chainlit 2.12's stop handler sends itself
 
 
-async def stopped_in_chinese() -> None:
-    """For on_stop: Chainlit says CHAINLIT_STOPPED in English before the app hears of the stop;
-    a Chinese page gets it in Chinese."""
-    if session.lang() != ZH:
+@contextmanager
+def says_own_stop() -> Iterator[None]:
+    """Around work whose stop the flow itself reports (a translation's "Stopped: …" record):
+    stop_line then takes Chainlit's line away, so a stop reads once, not twice."""
+    state = session.current()
+    state.says_stop = True
+    try:
+        yield
+    finally:
+        state.says_stop = False
+
+
+async def stop_line() -> None:
+    """For on_stop. Chainlit 2.12's stop handler sends CHAINLIT_STOPPED itself, in English, before
+    it cancels the task and calls on_stop, and no setting turns it off (socket.py `stop`); the
+    one public hook after it is on_stop, so the line is corrected here: removed where the flow
+    says its own stop line, else put in the page's language. Read before any await: the
+    cancelled flow clears says_stop as soon as it runs again."""
+    own = session.says_stop()
+    lang = session.lang()
+    if not own and lang != ZH:
         return
-    for message in chat_context.get():
-        if message.content == CHAINLIT_STOPPED:
-            message.content = t(ZH, "stopped")
-            await message.update()
+    for message in reversed(chat_context.get()):
+        if message.content == CHAINLIT_STOPPED:  # this stop's line: the latest
+            if own:
+                await message.remove()
+            else:
+                message.content = t(ZH, "stopped")
+                await message.update()
+            return
 
 
 async def ask_choice(ask: cl.AskActionMessage, first_on_timeout: bool = True

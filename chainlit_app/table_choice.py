@@ -1,18 +1,21 @@
 """What to translate in an attached table: the sheet of a workbook that has several, then one
 column or several. Each is a choice of buttons (Chainlit's AskActionMessage); the first offered
 is what `glm1m translate` would take without flags (the sheet Excel opens on, the first text
-column), and a choice not made within the timeout takes it too."""
+column), and a choice not made within the timeout takes it too. Only columns with text are
+offered: an id, an amount or a date has nothing to translate. Several columns are chosen in one
+question whose buttons toggle a column in or out, and nothing starts before "Start"."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
 import chainlit as cl
 
 from chainlit_app.status import AUTHOR, ask_choice
-from glm1m.translation.formats import Source, is_workbook, open_table
+from glm1m.translation.formats import Source, is_workbook, open_table, text_columns
 from glm1m.translation.xlsx import XlsxSource, sheet_names, shown
 
 CHOICE_TIMEOUT_S = 300
@@ -25,16 +28,27 @@ TEXT = {
               "**{name}** 有 {count} 个工作表。翻译哪一个？"),
     "column": ("Which column should be translated?", "翻译哪一列？"),
     "several": ("Several columns …", "多列 …"),
-    "more": ("Columns chosen: {chosen}. Add another, or start?",
-             "已选择的列：{chosen}。再加一列，还是开始？"),
+    "pick": ("Which columns should be translated? Click a column to add it (again to take it out), "
+             "then **Start**. Chosen: {chosen}.",
+             "翻译哪些列？点一列即加入（再点一次即移除），选好后点“**开始**”。已选择：{chosen}。"),
+    "none_yet": ("none yet", "还没有"),
+    "chosen": ("Columns to translate: {chosen}.", "要翻译的列：{chosen}。"),
     "start": ("Start", "开始"),
 }
+TICK = "✓ "  # before a chosen column's button
+
+
+def chinese() -> bool:
+    return (getattr(cl.context.session, "language", None) or "").lower().startswith("zh")
 
 
 def say(key: str, **fields: object) -> str:
-    english, chinese = TEXT[key]
-    language = (getattr(cl.context.session, "language", None) or "").lower()
-    return (chinese if language.startswith("zh") else english).format(**fields)
+    english, in_chinese = TEXT[key]
+    return (in_chinese if chinese() else english).format(**fields)
+
+
+def joined(labels: Iterable[str]) -> str:
+    return ("、" if chinese() else ", ").join(labels)
 
 
 async def choose_table(path: Path, name: str) -> Source:
@@ -65,34 +79,49 @@ def label(source: Source, column: str) -> str:
 
 
 async def choose_columns(source: Source) -> Source:
-    """One column (a button each), or several: the last button asks for one more at a time."""
-    if len(source.columns) < 2:
-        return source
-    ordered = [source.column] + [c for c in source.columns if c != source.column]
+    """One column (a button each), or several (the last button): only columns with text are
+    offered, and a table with one such column is not asked about."""
+    texts = await asyncio.to_thread(text_columns, source)  # reads the first rows again
+    offered = [c for c in source.columns if c in texts] or list(source.columns)  # none: all
+    ordered = list(dict.fromkeys([source.column, *offered] if source.column in offered else offered))
+    if len(ordered) < 2:
+        return with_columns(source, (ordered[0],))
     actions = [cl.Action(name="column", payload={"column": c}, label=label(source, c)) for c in ordered]
     actions.append(cl.Action(name="column", payload={"column": "", SEVERAL: True},
                              label=say("several")))
     answer = await ask_choice(cl.AskActionMessage(content=say("column"), author=AUTHOR,
                                                   timeout=CHOICE_TIMEOUT_S, actions=actions))
     if not answer:
-        return source
+        return with_columns(source, (ordered[0],))
     if not answer["payload"].get(SEVERAL):
         return with_columns(source, (str(answer["payload"]["column"]),))
+    return with_columns(source, await choose_several(source, ordered))
+
+
+async def choose_several(source: Source, ordered: list[str]) -> tuple[str, ...]:
+    """One question at a time on the page: each click toggles a column and asks again in place of
+    the last question; "Start" (shown once a column is chosen) ends it, and so does the timeout,
+    with the columns chosen by then (none: the first offered). Choosing every column does not
+    start the job: the user may still take one out."""
     chosen: list[str] = []
-    while len(chosen) < len(ordered):
-        left = [c for c in ordered if c not in chosen]
-        actions = [cl.Action(name="column", payload={"column": c}, label=label(source, c)) for c in left]
+    while True:
+        shown = joined(label(source, c) for c in chosen) or say("none_yet")
+        actions = [cl.Action(name="column", payload={"column": c},
+                             label=(TICK if c in chosen else "") + label(source, c)) for c in ordered]
         if chosen:
             actions.append(cl.Action(name="column", payload={"column": "", START: True},
                                      label=say("start")))
-        content = say("more", chosen=", ".join(label(source, c) for c in chosen)) if chosen else say("column")
-        answer = await ask_choice(cl.AskActionMessage(content=content, author=AUTHOR,  # a timeout starts
-                                                      timeout=CHOICE_TIMEOUT_S, actions=actions),
-                                  first_on_timeout=False)
-        if not answer or answer["payload"].get(START):
-            break
-        chosen.append(str(answer["payload"]["column"]))
-    return with_columns(source, tuple(chosen) or (source.column,))
+        ask = cl.AskActionMessage(content=say("pick", chosen=shown), author=AUTHOR,
+                                  timeout=CHOICE_TIMEOUT_S, actions=actions)
+        answer = await ask.send()
+        if answer is None or answer["payload"].get(START):
+            columns = tuple(chosen) or (ordered[0],)
+            ask.content = say("chosen", chosen=joined(label(source, c) for c in columns))
+            await ask.update()
+            return columns
+        column = str(answer["payload"]["column"])
+        chosen = [c for c in chosen if c != column] if column in chosen else [*chosen, column]
+        await ask.remove()
 
 
 def with_columns(source: Source, columns: tuple[str, ...]) -> Source:

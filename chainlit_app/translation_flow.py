@@ -1,6 +1,9 @@
 """A table translation on the page (CSV or XLSX): choose what to translate (table_choice.py), say
 what the job will do, run it with a live status line that ends as a record, and hand back the
-file — also the rows finished so far when the user stops it or closes the tab (leaving.py)."""
+file — also the rows finished so far when the user stops it or closes the tab (leaving.py), and
+nothing, said plainly, when none was. The same file again in the same chat, with the same
+settings, is the same job: finished, its result is offered (or a fresh run); cut short, it
+continues, saying from where."""
 
 from __future__ import annotations
 
@@ -12,14 +15,14 @@ import chainlit as cl
 from chainlit_app import leaving, metrics, session
 from chainlit_app.client import llm
 from chainlit_app.i18n import ZH, seconds, t, target_words, unit_words
-from chainlit_app.status import AUTHOR, StatusLine
-from chainlit_app.table_choice import choose_table
+from chainlit_app.status import AUTHOR, StatusLine, ask_choice, says_own_stop
+from chainlit_app.table_choice import CHOICE_TIMEOUT_S, choose_table
 from glm1m.files import folder_name, output_stem
 from glm1m.settings import get_settings
 from glm1m.translation.fanout import Job
 from glm1m.translation.formats import Source, mime_of, output_suffix
-from glm1m.translation.job import Summary, job_key, run_job
-from glm1m.translation.table import read_glossary
+from glm1m.translation.job import Earlier, Summary, earlier_work, forget, job_key, run_job
+from glm1m.translation.table import DELIMITER_NAMES, CsvSource, read_glossary
 from glm1m.translation.xlsx import XlsxSource
 
 
@@ -38,15 +41,30 @@ async def run_translation(path: Path, name: str, glossary_file: tuple[Path, str]
     folder = translation_dir() / key[:16]
     folder.mkdir(exist_ok=True)
     output = folder / f"{output_stem(name)}.translated{output_suffix(source)}"
-    status = await StatusLine(t(state.lang, "tr_starting"),
-                              head=job_head(state.lang, name, source, job, glossary_file)).send()
+    earlier = await asyncio.to_thread(earlier_work, source, output, key)  # reads the whole file
+    if earlier is not None and earlier.finished:
+        if await take_earlier_result(name, earlier):
+            await send_file(output, t(state.lang, "tr_result_before", name=name, total=earlier.total,
+                                      unit=unit_words(state.lang, earlier.unit)))
+            return
+        await asyncio.to_thread(forget, output)
+        earlier = None
+    head = job_head(state.lang, name, source, job, glossary_file, earlier)
+    status = await StatusLine(t(state.lang, "tr_starting"), head=head).send()
     try:
-        summary = await run_job(source, job, llm(), output, status.report, key)
+        with says_own_stop():
+            summary = await run_job(source, job, llm(), output, status.report, key)
     except asyncio.CancelledError:
         # Stop (the button, or the tab closed): run_job has written the finished rows; hand them
-        # over before ending.
+        # over before ending — or say that there are none, and hand over nothing.
+        when = seconds(state.lang, status.elapsed_s)
+        if translated_so_far(status) == 0:
+            unit = status.progress.unit if status.progress else "rows"
+            one = unit_words(state.lang, unit) if state.lang == ZH else unit.removesuffix("s")
+            await status.finish(t(state.lang, "tr_stopped_none", seconds=when, unit=one))
+            raise
         await status.finish(t(state.lang, "tr_stopped_at", line=done_line(state.lang, status),
-                              seconds=seconds(state.lang, status.elapsed_s), rate=rate(state.lang, status)))
+                              seconds=when, rate=rate(state.lang, status)))
         await send_result(output, None)
         raise
     except Exception:
@@ -57,10 +75,45 @@ async def run_translation(path: Path, name: str, glossary_file: tuple[Path, str]
     await send_result(output, summary)
 
 
+async def take_earlier_result(name: str, earlier: Earlier) -> bool:
+    """For a job finished before: True to hand back its result (also when no choice is made in
+    time: nothing is lost), False to translate the file again."""
+    lang = session.lang()
+    answer = await ask_choice(cl.AskActionMessage(
+        content=t(lang, "tr_done_before", name=name, total=earlier.total,
+                  unit=unit_words(lang, earlier.unit)),
+        author=AUTHOR, timeout=CHOICE_TIMEOUT_S, actions=[
+            cl.Action(name="earlier", payload={"again": False}, label=t(lang, "tr_take_result")),
+            cl.Action(name="earlier", payload={"again": True}, label=t(lang, "tr_again"))]))
+    return not (answer and answer["payload"].get("again"))
+
+
+def translated_so_far(status: StatusLine) -> int:
+    """Cells translated when the job stopped, those of earlier runs included."""
+    progress = status.progress
+    return 0 if progress is None else progress.done - progress.failed
+
+
+def layout_words(lang: str, source: CsvSource) -> str:
+    """CsvSource.layout_words (the delimiter, the title rows left out) in the page's language."""
+    if lang != ZH:
+        return source.layout_words
+    words = [] if source.delimiter == "," else [
+        t(lang, "tr_layout", delimiter=DELIMITERS_ZH.get(source.delimiter, source.delimiter))]
+    if source.header_row > 1:
+        words.append(t(lang, "tr_header_row", row=source.header_row, above=source.header_row - 1))
+    return f"；{'；'.join(words)}" if words else ""
+
+
+DELIMITERS_ZH = {",": "逗号", ";": "分号", "\t": "制表符", "|": "竖线"}
+assert DELIMITERS_ZH.keys() == DELIMITER_NAMES.keys()  # a delimiter table.py learns is said here too
+
+
 def job_head(lang: str, name: str, source: Source, job: Job,
-             glossary_file: tuple[Path, str] | None) -> str:
+             glossary_file: tuple[Path, str] | None, earlier: Earlier | None = None) -> str:
     """What the job will do, said before it starts and kept above its progress: the file, its
-    encoding, the column, both languages, the glossary — and what closing the tab does."""
+    encoding and layout, the column, both languages, the glossary, where a resumed job continues
+    from — and what closing the tab does."""
     glossary = (t(lang, "tr_glossary", count=len(job.glossary), name=glossary_file[1])
                 if job.glossary and glossary_file else "")
     source_words = (target_words(lang, job.source_language) if job.source_language
@@ -68,11 +121,14 @@ def job_head(lang: str, name: str, source: Source, job: Job,
     if isinstance(source, XlsxSource):
         how = t(lang, "tr_sheet", sheet=source.sheet)
     else:
-        how = t(lang, "tr_encoding", encoding=source.encoding_name)
+        how = t(lang, "tr_encoding", encoding=source.encoding_name) + layout_words(lang, source)
     columns = ("**、**" if lang == ZH else "**, **").join(source.chosen)
     columns = t(lang, "tr_column" if len(source.chosen) == 1 else "tr_columns", columns=columns)
     head = t(lang, "tr_head", name=name, how=how, columns=columns, source=source_words,
              target=target_words(lang, job.target_language), glossary=glossary)
+    if earlier is not None:
+        head += "\n\n" + t(lang, "tr_continuing", done=earlier.done, total=earlier.total,
+                            left=earlier.total - earlier.done, unit=unit_words(lang, earlier.unit))
     return f"{head}\n\n*{t(lang, 'tr_tab', grace=f'{leaving.GRACE_S:.0f}')}*"
 
 
@@ -89,8 +145,16 @@ def done_line(lang: str, status: StatusLine) -> str:
     progress = status.progress
     if progress is None:
         return t(lang, "summary", translated=0, total=0, unit=unit_words(lang, "rows"))
-    return t(lang, "summary", translated=progress.done - progress.failed, total=progress.total,
-             unit=unit_words(lang, progress.unit))
+    return count_line(lang, progress.done - progress.failed, progress.total, progress.unit,
+                      progress.resumed)
+
+
+def count_line(lang: str, translated: int, total: int, unit: str, resumed: int) -> str:
+    """"50 of 50 rows translated", with what an earlier run had done apart from this run's work."""
+    text = t(lang, "summary", translated=translated, total=total, unit=unit_words(lang, unit))
+    if resumed:
+        text += t(lang, "summary_resumed", resumed=resumed, new=translated - resumed)
+    return text
 
 
 def translation_dir() -> Path:
@@ -103,20 +167,20 @@ def translation_dir() -> Path:
 
 async def send_result(output: Path, summary: Summary | None) -> None:
     if summary is not None:
-        metrics.ROWS_TRANSLATED.inc(summary.translated)
+        metrics.ROWS_TRANSLATED.inc(summary.translated - summary.resumed)
         metrics.ROWS_FAILED.inc(summary.failed)
     lang = session.lang()
-    text = summary_line(lang, summary) if summary else t(lang, "tr_stopped")
+    await send_file(output, summary_line(lang, summary) if summary else t(lang, "tr_stopped"))
+
+
+async def send_file(output: Path, text: str) -> None:
     await cl.Message(content=text, author=AUTHOR, elements=[
         cl.File(name=output.name, path=str(output), display="inline", mime=mime_of(output))]).send()
 
 
 def summary_line(lang: str, summary: Summary) -> str:
     """Summary.line() without the output's path (the file is attached), in the page's language."""
-    if lang != ZH:
-        return summary.line().replace(f" → {summary.output}", "")
-    text = t(lang, "summary", translated=summary.translated, total=summary.total,
-             unit=unit_words(lang, getattr(summary, "unit", "rows")))
+    text = count_line(lang, summary.translated, summary.total, summary.unit, summary.resumed)
     if summary.failed:
         text += t(lang, "summary_failed", failed=summary.failed)
     if summary.not_reached:

@@ -85,6 +85,8 @@ def stopped_line(output: Path, source: Source | None = None) -> str:
     finished = is_finished(source, output) if source is not None else is_finished_output(output)
     if not checkpoint_path(output).exists():  # never started, or every row was done
         return f"stopped; every row is translated → {output}" if finished else "stopped before it began."
+    if not output.exists():  # stopped before a row was translated: run_job wrote nothing
+        return "stopped before any row was translated; nothing was written."
     if finished:  # a rerun of a finished job: run_job left that output as it was
         return (f"stopped. {output} keeps its earlier complete translation; run the same command "
                 f"again to finish this run.")

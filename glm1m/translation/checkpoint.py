@@ -47,6 +47,14 @@ class Checkpoint:
             checkpoint._file.write("\n")
         return checkpoint
 
+    @classmethod
+    def count_translated(cls, path: Path, job_id: str) -> int:
+        """The cells a checkpoint holds translated, read without opening it for the next run."""
+        checkpoint = cls(path, job_id)
+        if path.exists():
+            checkpoint._load()
+        return sum(1 for r in checkpoint.results.values() if r.error is None)
+
     def _load(self) -> None:
         with self.path.open(encoding="utf-8") as f:
             lines = f.read().splitlines()

@@ -7,7 +7,9 @@ them, so with one column the index is the row's, as checkpoints of earlier versi
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -18,17 +20,21 @@ from glm1m.translation.fanout import Result
 from glm1m.translation.table import (
     CsvSource,
     is_finished_output,
+    is_text,
     open_source,
     read_chunks,
+    text_columns as text_column_names,
     translation_columns,
     write_chunk,
 )
 from glm1m.translation.xlsx import (
     OLE_MAGIC,
+    SCAN_ROWS,
     XlsxSource,
     cell_chunks as xlsx_chunks,
     is_workbook_name,
     open_workbook,
+    rows as xlsx_rows,
 )
 
 Source = CsvSource | XlsxSource
@@ -57,6 +63,22 @@ def is_workbook(path: Path, name: str) -> bool:
             head = f.read(8)
     return (is_workbook_name(name) or Path(name).suffix.lower() == ".xls"
             or head.startswith((ZIP_MAGIC, OLE_MAGIC)))
+
+
+def text_columns(source: Source) -> tuple[str, ...]:
+    """The columns with text in their first rows (a CSV's first chunk, a sheet's first SCAN_ROWS
+    rows, as the default column is found): the ones worth offering. A column of numbers, dates
+    or empty cells (an id, an amount, a day) has nothing to translate."""
+    if isinstance(source, XlsxSource):
+        every = replace(source, chosen=source.columns)
+        found: set[int] = set()
+        each = xlsx_rows(every)
+        for _, texts in itertools.islice(each, SCAN_ROWS):
+            found.update(i for i, text in enumerate(texts) if is_text(text))
+        del each  # the generator ends now, and closes the workbook it holds open
+        return tuple(c for i, c in enumerate(source.columns) if i in found)
+    first = next(read_chunks(source), None)
+    return tuple(text_column_names(first)) if first is not None else ()
 
 
 def chosen(source: Source) -> tuple[str, ...]:

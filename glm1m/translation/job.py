@@ -37,6 +37,7 @@ class Summary:
     output: Path
     stopped: bool
     unit: str = "rows"  # "cells" when several columns are translated
+    resumed: int = 0  # of `translated`, those an earlier run of the job had finished
 
     @property
     def complete(self) -> bool:
@@ -44,11 +45,39 @@ class Summary:
 
     def line(self) -> str:
         text = f"{self.translated:,} of {self.total:,} {self.unit} translated"
+        if self.resumed:  # this run's work apart from what it found done
+            text += f" ({self.resumed:,} by an earlier run, {self.translated - self.resumed:,} by this one)"
         if self.failed:
             text += f", {self.failed:,} failed (see the translation_error column)"
         if self.not_reached:
             text += f", {self.not_reached:,} not reached (run again to continue)"
         return text + f" → {self.output}"
+
+
+@dataclass(frozen=True)
+class Earlier:
+    """What earlier runs of a job left beside its output: `done` of `total` cells translated;
+    `finished` when the output holds them all."""
+    done: int
+    total: int
+    unit: str
+    finished: bool
+
+
+def earlier_work(source: Source, output: Path, key: str) -> Earlier | None:
+    """Whether the job keyed `key` ran before into `output` (reads the whole input: call it off
+    the event loop); None when there is nothing of it to continue from or hand back."""
+    if is_finished(source, output):
+        total = count_rows(source)
+        return Earlier(total, total, unit(source), True)
+    done = Checkpoint.count_translated(checkpoint_path(output), key)
+    return Earlier(done, count_rows(source), unit(source), False) if done else None
+
+
+def forget(output: Path) -> None:
+    """Remove a job's output and checkpoint, so the same job runs again from the first row."""
+    for path in (output, checkpoint_path(output)):
+        path.unlink(missing_ok=True)
 
 
 def job_key(source: Source, job: Job) -> str:
@@ -121,9 +150,9 @@ async def run_locked(source: Source, job: Job, llm: Llm, output: Path, on_progre
             pass
         stopped = False
     finally:
-        summary = summarise(checkpoint, output, total, stopped, unit(source))
+        summary = summarise(checkpoint, output, total, stopped, unit(source), kept)
         try:
-            if summary.complete or not stopped or not is_finished(source, output):
+            if worth_writing(summary, source, output):
                 # Shielded: a second stop while the file is written must not cut it short.
                 await asyncio.shield(asyncio.to_thread(assemble, source, checkpoint, output,
                                                        job.target_language))
@@ -139,11 +168,23 @@ async def run_locked(source: Source, job: Job, llm: Llm, output: Path, on_progre
     return summary
 
 
+def worth_writing(summary: Summary, source: Source, output: Path) -> bool:
+    """Whether the output is (re)written at the end of a run: always when it ran to the end; when
+    stopped, only with a cell translated (a file of nothing but "not translated" rows told a user
+    who stopped at once that there was something to download) and never over a finished output."""
+    if not summary.stopped:
+        return True
+    if summary.translated == 0:
+        return False
+    return summary.complete or not is_finished(source, output)
+
+
 def summarise(checkpoint: Checkpoint, output: Path, total: int, stopped: bool,
-              unit: str = "rows") -> Summary:
+              unit: str = "rows", resumed: int = 0) -> Summary:
     translated = sum(1 for r in checkpoint.results.values() if r.error is None)
     failed = len(checkpoint.results) - translated
-    return Summary(total, translated, failed, total - translated - failed, output, stopped, unit)
+    return Summary(total, translated, failed, total - translated - failed, output, stopped, unit,
+                   resumed)
 
 
 def assemble(source: Source, checkpoint: Checkpoint, output: Path, language: str = "") -> None:

@@ -25,6 +25,10 @@ CHUNK_ROWS = 5_000
 # list (=, +, -, @, TAB, CR), and NUL from OWASP ASVS 5.0 (requirement 1.2.10).
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\0")
 NUMBER = re.compile(r"[+-]?(\d{1,3}(,\d{3})+(\.\d*)?|\d+([.,]\d*)?|[.,]\d+)([eE][+-]?\d+)?%?")
+# A date or a time as spreadsheets write them (2024-01-05, 2024/1/5 9:30, 2024年1月5日, 05.01.2024,
+# 9:30:00): like a number, nothing to translate, so such a column is not offered.
+DATE = re.compile(r"(\d{4}[-/.年]\d{1,2}[-/.月]\d{1,2}日?|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})"
+                  r"([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?|\d{1,2}:\d{2}(:\d{2})?")
 SAVE_AS_UTF8 = "Save it again as 'CSV UTF-8' from your spreadsheet."
 DELIMITERS = ",;\t|"
 DELIMITER_NAMES = {",": "comma", ";": "semicolon", "\t": "tab", "|": "'|'"}
@@ -223,12 +227,21 @@ def open_source(path: Path, column: str | None = None, name: str | None = None,
 
 
 def first_text_column(frame: pd.DataFrame) -> str:
-    """The first column with a non-empty cell that is not a number (ids and prices are skipped)."""
-    for place, name in enumerate(frame.columns):
-        values = frame.iloc[:, place].astype(str)
-        if any(v.strip() and not NUMBER.fullmatch(v.strip()) for v in values):
-            return str(name)
-    return str(frame.columns[0])
+    """The first column with text (ids, prices and dates are skipped)."""
+    return (text_columns(frame) or [str(frame.columns[0])])[0]
+
+
+def text_columns(frame: pd.DataFrame) -> list[str]:
+    """The columns with a cell of text, in order, each name once: what there is to translate."""
+    names = [str(name) for place, name in enumerate(frame.columns)
+             if any(is_text(v) for v in frame.iloc[:, place].astype(str))]
+    return list(dict.fromkeys(names))
+
+
+def is_text(value: str) -> bool:
+    """A cell worth translating: not empty, not a number, not a date or a time."""
+    value = value.strip()
+    return bool(value) and not NUMBER.fullmatch(value) and not DATE.fullmatch(value)
 
 
 def neutralise(cell: str) -> str:

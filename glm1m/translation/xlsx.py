@@ -301,11 +301,10 @@ def _find(source: XlsxSource, wanted: str) -> str:
 
 
 def _first_text(labels: tuple[str, ...], rows: list[tuple[Any, ...]]) -> str:
-    from glm1m.translation.table import NUMBER
+    from glm1m.translation.table import is_text
 
     for i, label in enumerate(labels):
-        if any(i < len(r) and isinstance(r[i], str) and r[i].strip()
-               and not NUMBER.fullmatch(r[i].strip()) for r in rows):
+        if any(i < len(r) and isinstance(r[i], str) and is_text(r[i]) for r in rows):
             return label
     return labels[0]
 

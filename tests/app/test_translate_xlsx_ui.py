@@ -77,8 +77,8 @@ async def test_a_chosen_sheet_comes_back_as_xlsx_with_the_other_sheet_intact(
 
 async def test_a_workbook_with_one_sheet_asks_only_the_column(tmp_path, chat: ChainlitSession) -> None:
     book = openpyxl.Workbook()
-    book.active.append(["id", "text"])
-    book.active.append([1, "你好"])
+    book.active.append(["id", "text", "note"])  # two text columns: the id is not offered
+    book.active.append([1, "你好", "备注"])
     book.save(tmp_path / "one.xlsx")
     chat.choose_action = chooser("-", ["text"])
     start = chat.mark()

@@ -22,7 +22,7 @@ FORMATS = ("PDF", "DOCX", "EPUB", "MOBI", "FB2", "XPS", "TXT", "Markdown", "HTML
 
 
 def make_csv(path: Path, rows: int) -> list[str]:
-    """Two columns, so the page asks which one to translate."""
+    """An id and a text column (the id is not offered: no column choice)."""
     texts = [f"第{i}行。 row {i}" for i in range(rows)]
     with path.open("w", newline="", encoding="utf-8") as f:
         csv.writer(f).writerows([["id", "text"], *[[i, t] for i, t in enumerate(texts)]])
@@ -38,7 +38,7 @@ def start_translation(page: Page, url: str, source: Path, rows: str = "3,000") -
     ask(page, "")
     # The file-only message shows the file's name, not an empty bubble.
     page.wait_for_selector(f'[data-step-type="user_message"] >> text=Attached: {source.name}')
-    page.click("button:has-text('text')", timeout=60_000)  # the column choice
+    # No column choice: the numeric id column is not offered, so "text" is the only one.
     # Rows counted as they finish: a count between none and all, long before the end.
     page.wait_for_selector(f"text=/translating: [1-9][0-9,]* of {rows} rows/", timeout=120_000)
 

@@ -29,7 +29,7 @@ def test_a_chinese_browser_reads_banner_settings_and_a_translation_in_chinese(
         zh_page: Page, app, tmp_path) -> None:
     page = zh_page
     with (tmp_path / "合同.csv").open("w", newline="", encoding="gbk") as f:
-        csv.writer(f).writerows([["编号", "内容"], *[[i, f"第{i}行"] for i in range(5)]])
+        csv.writer(f).writerows([["编号", "内容", "备注"], *[[i, f"第{i}行", f"备注{i}"] for i in range(5)]])
     open_chat(page, app.url)
     page.wait_for_selector(f"{ANSWERS} >> text=演示模式")
     greeting = page.locator(ANSWERS).first.inner_text()

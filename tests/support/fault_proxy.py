@@ -29,6 +29,7 @@ class FaultProxy:
         self._watchers: list[tuple[int, threading.Event]] = []
         self._cut_after: int | None = None
         self._hold_s: float | None = None
+        self._hold_all_s: float | None = None
         self.holding = threading.Event()  # set while a held stream waits (cleared by reset)
         self._lock = threading.Lock()
         self.requests_seen = 0
@@ -93,6 +94,12 @@ class FaultProxy:
         with self._lock:
             self._hold_s = seconds
 
+    def hold_every_completion(self, seconds: float) -> None:
+        """Every completion's answer comes `seconds` late, until reset: a job whose requests are
+        all in flight and none has finished."""
+        with self._lock:
+            self._hold_all_s = seconds
+
     def streamed_text(self, index: int = -1) -> str:
         """The text of a streamed chat completion as the server sent it."""
         text = []
@@ -105,7 +112,7 @@ class FaultProxy:
     def reset(self) -> None:
         with self._lock:
             self._fail_next, self._cut_after, self._fail_matching = [], None, {}
-            self._hold_s = None
+            self._hold_s = self._hold_all_s = None
             self.holding.clear()
             self.journal, self._watchers = [], []
 
@@ -141,7 +148,7 @@ class FaultProxy:
             cut = hold = None
             if status is None and path.endswith("completions"):
                 cut, self._cut_after = self._cut_after, None
-                hold, self._hold_s = self._hold_s, None
+                hold, self._hold_s = self._hold_s or self._hold_all_s, None
             return status, cut, hold
 
     async def _forward(self, request: web.Request) -> web.StreamResponse:

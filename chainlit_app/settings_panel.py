@@ -1,0 +1,27 @@
+"""The ⚙ panel: the settings a user may change in a chat, each with a short help line under it
+(Chainlit's `description`, drawn beneath the widget) in the page's language."""
+
+from __future__ import annotations
+
+from chainlit.input_widget import InputWidget, Select, Slider, TextInput
+
+from chainlit_app.i18n import t
+from chainlit_app.session import LANGUAGES
+from glm1m.settings import Settings
+
+
+def widgets(lang: str, settings: Settings, target: str) -> list[InputWidget]:
+    """The panel's widgets; their ids are the keys on_settings_update reads."""
+    return [
+        TextInput(id="system_prompt", label=t(lang, "label_system_prompt"), initial=settings.system_prompt,
+                  multiline=True, description=t(lang, "help_system_prompt")),
+        Slider(id="temperature", label=t(lang, "label_temperature"), initial=settings.temperature,
+               min=0, max=2, step=0.1, description=t(lang, "help_temperature")),
+        Slider(id="max_tokens", label=t(lang, "label_max_tokens"), initial=settings.max_tokens,
+               min=16, max=8192, step=16, description=t(lang, "help_max_tokens")),
+        Select(id="target_language", label=t(lang, "label_target"), values=LANGUAGES, initial_value=target,
+               description=t(lang, "help_target")),
+        Select(id="source_language", label=t(lang, "label_source"),
+               values=[t(lang, "auto_source"), *LANGUAGES], initial_value=t(lang, "auto_source"),
+               description=t(lang, "help_source")),
+    ]
