@@ -39,6 +39,15 @@ def page(browser: Browser, app, healthy_proxy) -> Iterator[Page]:
     context.close()
 
 
+@pytest.fixture  # a browser that asks for Simplified Chinese pages
+def zh_page(browser: Browser, app, healthy_proxy) -> Iterator[Page]:
+    context = browser.new_context(locale="zh-CN", viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.route("**/*", only_loopback)
+    yield page
+    context.close()
+
+
 def open_chat(page: Page, url: str) -> None:
     page.goto(url)
     page.wait_for_selector("#chat-input", timeout=60_000)

@@ -4,26 +4,16 @@ and a stop with nothing finished — each in Chinese."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Page
 
-from tests.browser.conftest import only_loopback, open_chat, screenshot
+from tests.browser.conftest import open_chat, screenshot
 from tests.browser.test_newcomer_translation import HELD_S, attach, write_csv
 
 pytestmark = pytest.mark.browser
 ANSWERS = '[data-step-type="assistant_message"] .message-content'
-
-
-@pytest.fixture
-def zh_page(browser: Browser, app, healthy_proxy) -> Iterator[Page]:
-    context = browser.new_context(locale="zh-CN", viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.route("**/*", only_loopback)
-    yield page
-    context.close()
 
 
 def start(page: Page, url: str) -> None:

@@ -5,24 +5,14 @@ status and record, an error, and the welcome page; the target language defaults 
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Page
 
-from tests.browser.conftest import ask, only_loopback, open_chat, screenshot
+from tests.browser.conftest import ask, open_chat, screenshot
 
 pytestmark = pytest.mark.browser
 ANSWERS = '[data-step-type="assistant_message"] .message-content'
-
-
-@pytest.fixture
-def zh_page(browser: Browser, app, healthy_proxy) -> Iterator[Page]:
-    context = browser.new_context(locale="zh-CN", viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.route("**/*", only_loopback)
-    yield page
-    context.close()
 
 
 def test_a_chinese_browser_reads_banner_settings_and_a_translation_in_chinese(

@@ -31,7 +31,11 @@ def make_docx(path: Path, outline: Outline) -> Path:
         style = f'<w:pPr><w:pStyle w:val="Heading{level}"/></w:pPr>' if level else ""
         return f'<w:p>{style}<w:r><w:t xml:space="preserve">{escape(text)}</w:t></w:r></w:p>'
 
-    body = "".join(paragraph(level, text) for level, text in outline)
+    return docx_with_body(path, "".join(paragraph(level, text) for level, text in outline))
+
+
+def docx_with_body(path: Path, body: str) -> Path:
+    """The smallest Word document MuPDF opens, `body` (WordprocessingML) as its text."""
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr("[Content_Types].xml", DOCX_TYPES)
         z.writestr("_rels/.rels", RELS.format(OFFICE_DOCUMENT))

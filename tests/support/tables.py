@@ -4,6 +4,7 @@ read back as rows, so a test compares texts in input order."""
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,3 +28,18 @@ def read_output(path: Path) -> list[dict[str, str]]:
     # utf-8-sig: the job writes a BOM so Excel shows Chinese (table.write_chunk).
     with path.open(encoding="utf-8-sig", newline="") as f:
         return list(csv.DictReader(f))
+
+
+def csv_bytes(rows: list[list[str]], encoding: str) -> bytes:
+    """`rows` as a CSV file's bytes in `encoding`."""
+    text = io.StringIO(newline="")
+    csv.writer(text).writerows(rows)
+    return text.getvalue().encode(encoding)
+
+
+def cells(path: Path) -> list[list[str]]:
+    """Every cell of a CSV as glm1m reads it, its header first."""
+    from glm1m.translation.table import open_source, read_chunks
+
+    source = open_source(path)
+    return [list(source.columns)] + [list(r) for c in read_chunks(source) for r in c.itertuples(index=False)]

@@ -3,29 +3,17 @@ unreadable file gets (for the data file and the glossary alike). Every file is w
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from pathlib import Path
 
 import pytest
 
 from glm1m.errors import CsvError
-from glm1m.translation.table import open_source, read_chunks, read_glossary
+from glm1m.translation.table import open_source, read_glossary
+from tests.support.tables import cells, csv_bytes
 
 WESTERN = [["name", "city", "note"], ["Müller", "Straße", "café"], ["José", "São Paulo", "crème brûlée"],
            ["Øresund", "Zürich", "“quoted” € 5,00"]]
-
-
-def csv_bytes(rows: list[list[str]], encoding: str) -> bytes:
-    text = io.StringIO(newline="")
-    csv.writer(text).writerows(rows)
-    return text.getvalue().encode(encoding)
-
-
-def cells(path: Path) -> list[list[str]]:
-    source = open_source(path)
-    return [list(source.columns)] + [list(r) for c in read_chunks(source) for r in c.itertuples(index=False)]
 
 
 CHINESE = {

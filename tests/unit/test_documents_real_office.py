@@ -17,7 +17,7 @@ from glm1m.documents.ooxml import transitional_xml
 from glm1m.translation.fanout import Job
 from glm1m.translation.job import run_job
 from glm1m.translation.xlsx import open_workbook, rows, sheet_names
-from tests.support.documents import DOCX_TYPES, OFFICE_DOCUMENT, RELS, W, make_docx
+from tests.support.documents import DOCX_TYPES, OFFICE_DOCUMENT, RELS, W, docx_with_body, make_docx
 from tests.support.scripted_llm import ScriptedLlm
 
 # Transitional → Strict, as Word and Excel write it (ISO/IEC 29500 Strict drops the "2006").
@@ -104,13 +104,7 @@ def cell(text: str, span: int = 1) -> str:
 
 
 def table_docx(path: Path, body: str) -> Path:
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
-        z.writestr("[Content_Types].xml", DOCX_TYPES)
-        z.writestr("_rels/.rels", RELS.format(OFFICE_DOCUMENT))
-        z.writestr("word/_rels/document.xml.rels", RELS.format(""))
-        z.writestr("word/document.xml", f'<?xml version="1.0" encoding="UTF-8"?><w:document '
-                                        f'xmlns:w="{W}"><w:body>{body}</w:body></w:document>')
-    return path
+    return docx_with_body(path, body)
 
 
 def table(*rows: str) -> str:

@@ -12,23 +12,9 @@ import pytest
 from glm1m.documents.pages import lost_note
 from glm1m.documents.pdf import DocumentError, extract
 from glm1m.documents.vertical import columns
+from tests.support.pdfs import write_pdf
 
 FONT = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"
-
-
-def write_pdf(path: Path, objects: list[bytes]) -> Path:
-    """Objects 1, 2, ... as given (1 is the catalog), with a correct xref."""
-    out = bytearray(b"%PDF-1.7\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    path.write_bytes(bytes(out))
-    return path
 
 
 def stream(content: bytes) -> bytes:

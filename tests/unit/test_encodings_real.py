@@ -6,8 +6,6 @@ without a charset MuPDF would read. Every file is written here; none is copied."
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from pathlib import Path
 
@@ -16,7 +14,8 @@ import pytest
 from glm1m.documents.reflow import read_reflowing
 from glm1m.documents.text import read_text_file
 from glm1m.errors import CsvError, DocumentError
-from glm1m.translation.table import open_source, read_chunks
+from glm1m.translation.table import open_source
+from tests.support.tables import cells, csv_bytes
 
 # Mathematics in Chinese: ∂ ∇ ⋯ ⟨ ⟩ – and subscripts are four bytes each in GB18030 (outside GBK);
 # charset-normalizer finds such text too "chaotic" at its default threshold.
@@ -29,17 +28,6 @@ KOREAN = "본 계약은 서명한 날부터 효력이 발생합니다. 갑과 �
 CHINESE = "本合同自双方签字之日起生效，甲方应按时付款。"
 TRADITIONAL = "本合約自簽署之日起生效，甲方應按時付款。"
 WESTERN = "Müller zahlt für die Straße; São Paulo, crème brûlée, naïve Gödel."
-
-
-def csv_bytes(rows: list[list[str]], encoding: str) -> bytes:
-    text = io.StringIO(newline="")
-    csv.writer(text).writerows(rows)
-    return text.getvalue().encode(encoding)
-
-
-def cells(path: Path) -> list[list[str]]:
-    source = open_source(path)
-    return [list(source.columns)] + [list(r) for c in read_chunks(source) for r in c.itertuples(index=False)]
 
 
 def test_a_300_row_gb18030_table_with_four_byte_characters_is_read(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import pytest
 from glm1m.documents import pdf
 from glm1m.documents.pages import lost_note
 from glm1m.documents.pdf import DocumentError, PdfLimits, extract
+from tests.support.pdfs import write_pdf
 
 
 def make_pdf(path: Path, texts: list[str], fontname: str = "helv") -> Path:
@@ -27,18 +28,8 @@ def make_pdf(path: Path, texts: list[str], fontname: str = "helv") -> Path:
 
 def zero_page_pdf(path: Path) -> Path:
     """PyMuPDF refuses to save a document without pages, so write one by hand, xref and all."""
-    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [] /Count 0 >>"]
-    out = bytearray(b"%PDF-1.7\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    path.write_bytes(bytes(out))
-    return path
+    return write_pdf(path, [b"<< /Type /Catalog /Pages 2 0 R >>",
+                            b"<< /Type /Pages /Kids [] /Count 0 >>"])
 
 
 def error_of(path: Path, **kw) -> str:
