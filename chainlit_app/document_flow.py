@@ -16,14 +16,23 @@ from chainlit_app.errors_zh import in_chinese
 from chainlit_app.i18n import EN, ZH, count_of, progress_line, seconds, t
 from chainlit_app.pacing import close, coalesce
 from chainlit_app.render import without_images
-from chainlit_app.status import AUTHOR, Ending, StatusLine, ask_choice, say, say_if_cut, stream_into
+from chainlit_app.status import (
+    AUTHOR,
+    Ending,
+    StatusLine,
+    ask_choice,
+    say,
+    say_if_cut,
+    says_own_stop,
+    stream_into,
+)
 from glm1m.documents.answer import SUMMARY_REQUEST, OpenDocument, answer, plan_of
 from glm1m.documents.budget import Budget, Strategy
 from glm1m.documents.formats import ReadOptions
-from glm1m.documents.pages import DocumentText, Kind, Page
+from glm1m.documents.pages import DocumentText, Kind, Page, spans
 from glm1m.documents.shelf import Shelf
 from glm1m.documents.store import load, save
-from glm1m.documents.through_shelf import find, measure_through, read_and_keep
+from glm1m.documents.through_shelf import Sending, find, measure_through, noting_read, read_and_keep, sending
 from glm1m.files import folder_name
 from glm1m.progress import Progress
 from glm1m.settings import get_settings
@@ -52,17 +61,32 @@ async def read_document(path: Path, name: str, question: str) -> None:
         added = time.strftime("%Y-%m-%d %H:%M", time.localtime(shelved.added))
         status = await StatusLine(t(lang, "doc_shelved", name=name, added=added)).send()
     text = shelved.text
+    if (lost := lost_words(lang, text)) is not None:
+        await say(lost)
     budget = await measure_through(shelf, shelved, llm(), settings.model,
                                    settings.whole_document_threshold, status.report)
     answer_tokens = state.params.max_tokens
-    strategy = await choose_strategy(budget, answer_tokens)
+    to = await sending(shelf, shelved, llm(), settings.model, settings.base_url)
+    strategy = await choose_strategy(budget, answer_tokens, name, to.before)
     budget.check(strategy, answer_tokens)
     status.head = t(lang, "doc_chosen", name=name, budget=budget_line(lang, budget),
                     strategy=strategy_words(lang, strategy))
     await status.set("")
     state.document = OpenDocument(text, budget, strategy, plan_of(settings))
     await asyncio.to_thread(save, state.document, document_path())
-    await ask_document(question.strip() or SUMMARY_REQUEST, status)
+    await ask_document(question.strip() or SUMMARY_REQUEST, status, to)
+
+
+def lost_words(lang: str, text: DocumentText) -> str | None:
+    """pages.lost_note in the page's language: what of a damaged file could not be read, said
+    beside the document (a kept one too: the shelf keeps what was lost), None when nothing was."""
+    said = [t(lang, "doc_pages_found", name=text.name)] if text.pages_found else []
+    if text.lost:
+        key = "doc_lost_page" if len(text.lost) == 1 else "doc_lost_pages"
+        said.append(t(lang, key, name=text.name, pages=spans(text.lost)))
+    if not said:
+        return None
+    return ("" if lang == ZH else " ").join([*said, t(lang, "doc_lost_again")])
 
 
 def user_shelf() -> Shelf:
@@ -83,8 +107,9 @@ async def reopen_document() -> None:
     session.current().document = await asyncio.to_thread(load, document_path())
 
 
-async def choose_strategy(budget: Budget, answer_tokens: int) -> Strategy:
-    """Ask only when it matters: past the threshold, whole-document reading costs minutes."""
+async def choose_strategy(budget: Budget, answer_tokens: int, name: str, before: float | None) -> Strategy:
+    """Ask only when it matters: past the threshold, whole-document reading costs minutes, unless
+    this server read the document `before` (then it says so: it may take seconds)."""
     offered = budget.offered(answer_tokens)
     default = budget.default(answer_tokens)
     if len(offered) == 1 or budget.tokens <= budget.threshold:
@@ -93,9 +118,10 @@ async def choose_strategy(budget: Budget, answer_tokens: int) -> Strategy:
     estimate = estimate_s(budget.tokens)
     when = (t(lang, "about", seconds=seconds(lang, estimate), estimate=estimate_basis(lang))
             if estimate is not None else t(lang, "no_estimate"))
+    wait = (t(lang, "wait_whole", when=when, tokens=budget.tokens) if before is None else
+            t(lang, "wait_revisit", name=name, before=read_at(lang, before), when=when, tokens=budget.tokens))
     choice = await ask_choice(cl.AskActionMessage(
-        content=t(lang, "doc_choose", budget=budget_line(lang, budget),
-                  wait=t(lang, "wait_whole", when=when, tokens=budget.tokens)),
+        content=t(lang, "doc_choose", budget=budget_line(lang, budget), wait=wait),
         author=AUTHOR, timeout=STRATEGY_TIMEOUT_S,
         actions=[cl.Action(name="strategy", payload={"strategy": s.value}, label=strategy_words(lang, s))
                  for s in sorted(offered, key=lambda s: s != default)],
@@ -103,34 +129,45 @@ async def choose_strategy(budget: Budget, answer_tokens: int) -> Strategy:
     return Strategy(choice["payload"]["strategy"]) if choice else default
 
 
-async def ask_document(question: str, status: StatusLine | None = None) -> None:
-    """`status`: the line the document was just read under (its first question), so its prompt
-    is not in the server's cache yet and the wait for the first piece measures this server's
-    prefill speed; None for a follow-up, which gets a line of its own."""
+async def ask_document(question: str, status: StatusLine | None = None, to: Sending | None = None) -> None:
+    """`status`: the line the document was just read under (its first question), so unless this
+    server read it before (`to`, the shelf's note) its prompt is not in the server's cache yet and
+    the wait for the first piece measures this server's prefill speed; None for a follow-up,
+    which gets a line of its own."""
     state = session.current()
     doc = state.document
     assert doc is not None
     first = status is not None
+    before = to.before if to is not None else None
+    again = not first or before is not None
     if status is None:
         status = await StatusLine(waiting_line(doc, 0, lang=state.lang, again=True)).send()
     else:
-        await status.set(waiting_line(doc, 0, lang=state.lang))
-    heartbeat = asyncio.create_task(keep_alive(status, doc, again=not first))
+        await status.set(waiting_line(doc, 0, lang=state.lang, again=again, before=before))
+    heartbeat = asyncio.create_task(keep_alive(status, doc, again, before))
     reply = cl.Message(content="")
     pieces = answer(doc, question, llm(), state.params, status.report)
+    if to is not None and doc.strategy is Strategy.WHOLE:
+        pieces = noting_read(to, pieces)  # the next chat that attaches it is told this server read it
     began = time.monotonic()
     ending = Ending()
     answered = asyncio.Event()  # the first piece came: the line is a record from then on
 
     def observe(seconds: float) -> None:
         answered.set()
-        if first and doc.strategy is Strategy.WHOLE:
+        state.says_stop = False  # the answer began: a stop is Chainlit's line alone from here
+        # A revisit served from the cache says nothing of prefill speed (8 s for a million
+        # tokens would make every later estimate sixty times too short).
+        if not again and doc.strategy is Strategy.WHOLE:
             prefill_clock().observe(doc.budget.tokens, seconds)
         asyncio.get_running_loop().create_task(read_record(status, doc, first))
 
     try:
-        await stream_into(reply, until_first(coalesce(ending.watch(pieces), get_settings().stream_flush_s),
-                                             heartbeat, observe), lambda text: cited_passages(text, doc.text))
+        # Until the answer begins, a stop is told by "Stopped reading …" below, once.
+        flowing = coalesce(ending.watch(pieces), get_settings().stream_flush_s)
+        with says_own_stop():
+            await stream_into(reply, until_first(flowing, heartbeat, observe),
+                              lambda text: cited_passages(text, doc.text))
     except asyncio.CancelledError:
         if not answered.is_set():  # stopped before the answer began
             await status.finish(t(state.lang, "doc_stopped", name=doc.name,
@@ -187,23 +224,33 @@ async def until_first(pieces: AsyncIterator[str], task: asyncio.Task,
 
 
 def waiting_line(doc: OpenDocument, elapsed_s: float, progress: Progress | None = None,
-                 lang: str = EN, again: bool = False) -> str:
+                 lang: str = EN, again: bool = False, before: float | None = None) -> str:
     """While the model reads: what it reads, for how long so far, and the estimate (said as one,
-    from the GPU that serves, refined by what this server has shown)."""
+    from the GPU that serves, refined by what this server has shown). `again`: this server read
+    it before (a follow-up; the shelf's note says when: `before`), so it may start in seconds."""
     if doc.strategy is Strategy.MAP_REDUCE:
         # The parts' own count, not only the clock: the heartbeat must not hide it.
         done = f": {progress_line(lang, progress, time.monotonic())}" if progress is not None else ""
         return t(lang, "waiting_parts", name=doc.name, done=done, elapsed=elapsed_s)
+    tail = wait_tail(lang, doc.budget.tokens, elapsed_s)
     if again:
-        return t(lang, "waiting_again", name=doc.name, tokens=doc.budget.tokens, elapsed=elapsed_s)
-    estimate = estimate_s(doc.budget.tokens)
-    if estimate is None:
-        tail = t(lang, "no_estimate")
-    elif estimate - elapsed_s > 1:
-        tail = t(lang, "left", seconds=seconds(lang, estimate - elapsed_s), estimate=estimate_basis(lang))
-    else:
-        tail = t(lang, "past", seconds=seconds(lang, estimate), estimate=estimate_basis(lang))
+        return t(lang, "waiting_again", name=doc.name, tokens=doc.budget.tokens, elapsed=elapsed_s,
+                 before=read_at(lang, before) if before is not None else "", tail=tail)
     return t(lang, "waiting_whole", tokens=doc.budget.tokens, name=doc.name, elapsed=elapsed_s, tail=tail)
+
+
+def wait_tail(lang: str, tokens: int, elapsed_s: float) -> str:
+    """What is left of the whole read's estimate, or that it is past it, or that there is none."""
+    estimate = estimate_s(tokens)
+    if estimate is None:
+        return t(lang, "no_estimate")
+    if estimate - elapsed_s > 1:
+        return t(lang, "left", seconds=seconds(lang, estimate - elapsed_s), estimate=estimate_basis(lang))
+    return t(lang, "past", seconds=seconds(lang, estimate), estimate=estimate_basis(lang))
+
+
+def read_at(lang: str, when: float) -> str:
+    return t(lang, "read_at", when=time.strftime("%Y-%m-%d %H:%M", time.localtime(when)))
 
 
 def estimate_s(tokens: int) -> float | None:
@@ -239,13 +286,15 @@ def strategy_words(lang: str, strategy: Strategy) -> str:
     return t(lang, "whole" if strategy is Strategy.WHOLE else "map_reduce")
 
 
-async def keep_alive(status: StatusLine, doc: OpenDocument, again: bool = False) -> None:
+async def keep_alive(status: StatusLine, doc: OpenDocument, again: bool = False,
+                     before: float | None = None) -> None:
     """Until the first token, say every few seconds what is happening: a long prefill must not
     look frozen, and a silent socket for ~45 s can lose the message (Chainlit issue #803)."""
     started = time.monotonic()
     while True:
         await asyncio.sleep(KEEP_ALIVE_S)
-        await status.set(waiting_line(doc, time.monotonic() - started, status.progress, status.lang, again))
+        await status.set(waiting_line(doc, time.monotonic() - started, status.progress, status.lang, again,
+                                      before))
 
 
 def cited_passages(text: str, doc: DocumentText) -> list:

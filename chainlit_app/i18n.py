@@ -144,6 +144,18 @@ TEXT: dict[str, tuple[str, str]] = {
     "doc_counting": ("Counting tokens of **{name}** …", "正在统计 **{name}** 的词元 …"),
     "doc_shelved": ("**{name}** is on the shelf (read {added}): not read again.",
                     "**{name}** 已在文档架上（{added} 读取）：无需再次读取。"),
+    # A damaged PDF read in part (pages.lost_note's sentences; the English is the same, tested).
+    "doc_pages_found": ("{name} is damaged: its list of pages is lost, so its pages were found one by one "
+                        "and may not be in the order they were printed in.",
+                        "{name} 已损坏：它的页面列表丢失了，因此各页是逐一找回的，顺序可能与印刷顺序不同。"),
+    "doc_lost_page": ("Page {pages} of {name} could not be read (the file is damaged or cut short there): "
+                      "the text lacks it.",
+                      "{name} 的第 {pages} 页无法读取（文件在该处损坏或被截断）：文本中缺少这一页。"),
+    "doc_lost_pages": ("Pages {pages} of {name} could not be read (the file is damaged or cut short there): "
+                       "the text lacks them.",
+                       "{name} 的第 {pages} 页无法读取（文件在这些地方损坏或被截断）：文本中缺少这些页。"),
+    "doc_lost_again": ("Download or export it again for the whole text.",
+                       "如需完整文本，请重新下载或导出该文件。"),
     "doc_budget": ("{pages}, {tokens:,} tokens — {fraction:.1%} of the served {context:,}-token context.",
                    "{pages}，{tokens:,} 个词元——占所部署 {context:,} 词元上下文的 {fraction:.1%}。"),
     "pages": ("{count:,} page", "{count:,} 页"),
@@ -164,10 +176,17 @@ TEXT: dict[str, tuple[str, str]] = {
                       "模型正在读取 {name} 的全部 {tokens:,} 个词元 … {elapsed:.0f} 秒，{tail}"),
     "waiting_parts": ("Reading {name} part by part{done} … {elapsed:.0f} s",
                       "正在分段读取 {name}{done} … {elapsed:.0f} 秒"),
-    "waiting_again": ("Asking {name} again: the server usually still holds its {tokens:,} tokens, so "
-                      "the answer starts sooner … {elapsed:.0f} s",
-                      "再次询问 {name}：服务器通常仍保留它的 {tokens:,} 个词元，"
-                      "所以回答会更快开始 … {elapsed:.0f} 秒"),
+    # A document this server read before (a follow-up, or the shelf's note): its prefix cache or KV
+    # tier may still hold it (a 1M-token revisit answered in 8-25 s on one H200, issue 27), or not.
+    "waiting_again": ("Asking {name} again … {elapsed:.0f} s: this server read it before{before}, so if "
+                      "it still holds its {tokens:,} tokens the answer starts in seconds; else {tail}",
+                      "再次询问 {name} … {elapsed:.0f} 秒：此服务器之前读过它{before}，如果仍保留着它的 "
+                      "{tokens:,} 个词元，回答几秒内就会开始；否则{tail}"),
+    "wait_revisit": ("This server read {name} before{before}: if it still holds it, the answer starts in "
+                     "seconds; reading all {tokens:,} tokens again would take {when}.",
+                     "此服务器之前读过 {name}{before}：如果它仍保留着，回答几秒内就会开始；重新读取全部 "
+                     "{tokens:,} 个词元需要{when}。"),
+    "read_at": (" (at {when})", "（于 {when}）"),
     "no_estimate": ("no estimate for this server yet", "暂无此服务器的估计"),
     "left": ("about {seconds} left ({estimate})", "约剩 {seconds}（{estimate}）"),
     "past": ("longer than the {seconds} expected ({estimate})", "已超过预计的 {seconds}（{estimate}）"),

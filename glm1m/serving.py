@@ -113,12 +113,18 @@ class PrefillClock:
             return "for one H200"
         return f"for {self.served.where}"
 
-    def describe_wait(self, tokens: int) -> str:
+    def describe_wait(self, tokens: int, read_before: str | None = None) -> str:
+        """`read_before`: when this server last read the same document ("2026-12-01 23:40"), if
+        it did; then it may still hold it, and the full read is only what it costs if not."""
         seconds = self.estimate_s(tokens)
         if seconds is None:
             when = "no estimate yet for this server"
         else:
             when = (f"about {seconds / 60:.0f} minutes" if seconds >= 90 else
                     f"about {max(1, round(seconds))} s") + f" (an estimate {self.basis})"
+        if read_before is not None:
+            return (f"This server read this document before ({read_before}): if it still holds it, "
+                    f"the answer starts in seconds; reading all {tokens:,} tokens again would take "
+                    f"{when}.")
         return (f"Until the first answer starts: {when}; the model reads all {tokens:,} tokens "
                 f"first, and follow-up questions reuse that work and start fast.")

@@ -59,7 +59,7 @@ async def summarize(args: argparse.Namespace, settings: Settings) -> None:
     from glm1m.documents.budget import Strategy
     from glm1m.documents.formats import ReadOptions
     from glm1m.documents.shelf import Shelf
-    from glm1m.documents.through_shelf import measure_through, read_through
+    from glm1m.documents.through_shelf import measure_through, noting_read, read_through, sending
     from glm1m.llm import ChatParams, LlmClient
     from glm1m.serving import PrefillClock, read
 
@@ -87,9 +87,13 @@ async def summarize(args: argparse.Namespace, settings: Settings) -> None:
                         lambda progress: say(progress.line()))
         if doc.strategy is Strategy.WHOLE:
             clock = PrefillClock(read(settings))
-            say(clock.describe_wait(doc.budget.tokens))
+            to = await sending(shelf, shelved, llm, settings.model, settings.base_url)
+            before = to.before is not None
+            say(clock.describe_wait(doc.budget.tokens,
+                                    added_words(to.before) if to.before is not None else None))
             pieces = until_first_piece(
-                pieces, lambda s: waiting_line(doc.name, doc.budget.tokens, s, clock), settings.wait_line_s)
+                noting_read(to, pieces),
+                lambda s: waiting_line(doc.name, doc.budget.tokens, s, clock, before), settings.wait_line_s)
         async for piece in pieces:
             sys.stdout.write(piece)
             sys.stdout.flush()
@@ -99,7 +103,7 @@ async def summarize(args: argparse.Namespace, settings: Settings) -> None:
 
 
 def added_words(when: float) -> str:
-    """"2026-12-01 23:40" in local time: when a shelf document was first read."""
+    """"2026-12-01 23:40" in local time: when a shelf document was first read (or last sent)."""
     import time
 
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(when))

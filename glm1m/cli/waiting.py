@@ -24,14 +24,20 @@ def clock_text(seconds: float) -> str:
     return f"{minutes}:{secs:02d}"
 
 
-def waiting_line(name: str, tokens: int, elapsed_s: float, clock: PrefillClock) -> str:
-    """Still reading, for how long, and how that compares with the estimate (named as one)."""
+def waiting_line(name: str, tokens: int, elapsed_s: float, clock: PrefillClock,
+                 read_before: bool = False) -> str:
+    """Still reading, for how long, and how that compares with the estimate (named as one).
+    `read_before`: this server read the document before, so it may answer in seconds instead."""
     head = f"still reading {name} ({tokens:,} tokens): {clock_text(elapsed_s)} so far"
+    if read_before:
+        head = (f"asking {name} again ({tokens:,} tokens): {clock_text(elapsed_s)} so far; this "
+                f"server read it before, so the answer starts in seconds if it still holds it")
     estimate = clock.estimate_s(tokens)
     if estimate is None:
         return f"{head}; no estimate yet for this server."
     if estimate - elapsed_s >= 1:
-        return f"{head}, about {clock_text(estimate - elapsed_s)} left (an estimate {clock.basis})."
+        left = "else about" if read_before else "about"
+        return f"{head}, {left} {clock_text(estimate - elapsed_s)} left (an estimate {clock.basis})."
     return (f"{head}, longer than the {clock_text(estimate)} estimated {clock.basis}; the server "
             f"still answers its health check, so it is still reading.")
 

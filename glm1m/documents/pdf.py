@@ -178,7 +178,7 @@ def check_document(doc: pymupdf.Document, path: Path, name: str, limits: PdfLimi
         count = doc.page_count
     except MUPDF_ERRORS as error:
         raise damaged(name) from error
-    if count == 0 and doc.is_pdf and doc.is_repaired:
+    if count == 0 and doc.is_pdf and doc.is_repaired and not empty_page_tree(doc):
         raise DocumentError(f"{name} is damaged: its list of pages is lost, so no page can be "
                             f"found. Download or export it again and upload the new copy.")
     if count == 0:
@@ -195,6 +195,20 @@ def count_of(doc: pymupdf.Document) -> int:
         return doc.page_count
     except MUPDF_ERRORS:
         return 0
+
+
+def empty_page_tree(doc: pymupdf.Document) -> bool:
+    """Whether the catalog's list of pages is there and says it holds none: a file without pages
+    (its xref missing or wrong, so MuPDF repaired it), not one whose list of pages was lost."""
+    try:
+        kind, pages = doc.xref_get_key(doc.pdf_catalog(), "Pages")
+        if kind != "xref":
+            return False
+        tree = int(pages.split(maxsplit=1)[0])
+        return (doc.xref_get_key(tree, "Type") == ("name", "/Pages")
+                and doc.xref_get_key(tree, "Count") == ("int", "0"))
+    except MUPDF_ERRORS:  # ValueError is among them (an unreadable number)
+        return False
 
 
 def pages_rebuilt(doc: pymupdf.Document) -> pymupdf.Document | None:
@@ -237,9 +251,12 @@ def lost_in_repair(doc: pymupdf.Document, index: int) -> bool:
         if doc.xref_get_key(page.xref, "Type") != ("name", "/Page"):
             return True
         for xref in page.get_contents():
+            raw = doc.xref_stream_raw(xref)
+            if raw is None:  # the stream's data is gone (a file cut inside it): seen on a half PDF
+                return True
             if doc.xref_get_key(xref, "Filter") == ("name", "/FlateDecode"):
                 inflate = zlib.decompressobj()
-                inflate.decompress(doc.xref_stream_raw(xref))
+                inflate.decompress(raw)
                 if not inflate.eof:
                     return True
     except INFLATE_ERRORS:

@@ -5,7 +5,8 @@ another name) start at once: no reading, no OCR, no /tokenize.
 
 On disk, per user (`DATA_DIR/shelf/<user folder>/`), one folder per document:
 `<sha256>/meta.json` (name, added, size, and per way of reading: its text file, locations and
-counts) and `<sha256>/<read digest>.json` (the text). A way of reading is the format and, for paged
+counts, and when it was last sent whole to which server, answered: server_key) and
+`<sha256>/<read digest>.json` (the text). A way of reading is the format and, for paged
 formats, the OCR mode, languages and resolution: they change the text, so another choice reads
 again. A count is kept per served model name and served context: the Llm interface names no
 tokenizer, and a server serving the same name with another context is another deployment (the demo
@@ -81,6 +82,12 @@ def count_key(model: str, max_model_len: int) -> str:
     return f"{model}@{max_model_len}"
 
 
+def server_key(model: str, max_model_len: int, base_url: str) -> str:
+    """Which server read a document: the deployment (count_key) at its address. Its prefix cache
+    and KV tier live in that server's memory, so another address never holds what this one read."""
+    return f"{count_key(model, max_model_len)} {base_url.rstrip('/')}"
+
+
 def file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as f:
@@ -144,6 +151,23 @@ class Shelf:
             return (int(found["tokens"]), int(found["chars"])) if found else None
         except (KeyError, TypeError, ValueError):
             return None
+
+    def sent_at(self, key: ShelfKey, server: str) -> float | None:
+        """When this read was last sent whole to `server` (server_key) and answered, if ever."""
+        meta = self._meta(key.sha256)
+        try:
+            found = meta["reads"][key.read].get("sent", {}).get(server) if meta else None
+            return float(found) if found is not None else None
+        except (AttributeError, KeyError, TypeError, ValueError):
+            return None
+
+    def keep_sent(self, key: ShelfKey, server: str, when: float) -> None:
+        meta = self._meta(key.sha256)
+        read = meta.get("reads", {}).get(key.read) if meta else None
+        if meta is None or not isinstance(read, dict):
+            return  # removed meanwhile (or never kept: the shelf was full)
+        read.setdefault("sent", {})[server] = when
+        self._write_meta(key.sha256, meta)
 
     def keep_count(self, key: ShelfKey, counted_as: str, tokens: int, chars: int) -> None:
         meta = self._meta(key.sha256)

@@ -5,11 +5,14 @@ then keeps the result."""
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from glm1m.documents.budget import Budget, measure
 from glm1m.documents.formats import ReadOptions, format_of, read_document_async
-from glm1m.documents.shelf import Shelf, ShelfFull, ShelfKey, Shelved, count_key, file_sha256
+from glm1m.documents.shelf import Shelf, ShelfFull, ShelfKey, Shelved, count_key, file_sha256, server_key
 from glm1m.llm import Llm
 from glm1m.progress import OnProgress, ignore
 
@@ -73,3 +76,37 @@ async def measure_through(shelf: Shelf, shelved: Shelved, llm: Llm, model: str, 
     budget = await measure(text, llm, threshold, on_progress)
     await asyncio.to_thread(shelf.keep_count, shelved.key, counted_as, budget.tokens, budget.chars)
     return budget
+
+
+@dataclass(frozen=True)
+class Sending:
+    """A kept document on its way, whole, to one server (server_key), and when that server last
+    read it (None: never, as far as this shelf knows). Its prefix cache (and KV tier) may still
+    hold it then: a revisit's answer started in 8-25 s at a million tokens on one H200, where a
+    first read takes about 9 minutes (issue 27); whether it still does, nothing cheap can tell."""
+    shelf: Shelf
+    key: ShelfKey
+    server: str
+    before: float | None
+
+
+async def sending(shelf: Shelf, shelved: Shelved, llm: Llm, model: str, base_url: str) -> Sending:
+    server = server_key(model, await llm.max_model_len(), base_url)
+    return Sending(shelf, shelved.key, server,
+                   await asyncio.to_thread(shelf.sent_at, shelved.key, server))
+
+
+async def noting_read(to: Sending, pieces: AsyncIterator[str]) -> AsyncIterator[str]:
+    """`pieces` of a whole-document answer. Once the first arrives the server has read all of the
+    document, so the shelf notes it then (a read stopped before is not noted)."""
+    first = True
+    try:
+        async for piece in pieces:
+            if first:
+                first = False
+                await asyncio.to_thread(to.shelf.keep_sent, to.key, to.server, time.time())
+            yield piece
+    finally:
+        aclose = getattr(pieces, "aclose", None)
+        if aclose is not None:
+            await aclose()

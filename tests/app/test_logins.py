@@ -4,7 +4,6 @@ on, users changed by the real `glm1m users` while it runs."""
 from __future__ import annotations
 
 import asyncio
-import statistics
 import time
 from collections.abc import Iterator
 
@@ -88,14 +87,17 @@ async def test_wrong_passwords_lock_the_name_then_the_address_before_any_passwor
     refused = [attempt(authed, "carol", "carol-secret-55555", f"198.51.100.{i}") for i in range(5)]
     assert all(status == 429 for status, _, _ in refused)
     assert refused[0][2] == "Too many failed logins for carol; wait 15 minutes and try again."
+    # The quickest of each: a loaded machine slows single requests of both kinds (a CI run saw one
+    # refusal at 0.064 s beside checks of 0.13 s), while a refusal that ran scrypt never drops
+    # below scrypt's own cost.
     checked_s = min(seconds for _, seconds, _ in wrong)
-    assert statistics.median(seconds for _, seconds, _ in refused) < checked_s / 3, (wrong, refused)
+    assert min(seconds for _, seconds, _ in refused) < checked_s / 3, (wrong, refused)
 
     # One address trying many names: after PER_ADDRESS failures, every name is refused from there.
     for i in range(PER_ADDRESS):
         assert attempt(authed, f"nobody{i}", "guess", "192.0.2.7")[0] == 401
     refused = [attempt(authed, "alice", PASSWORDS["alice"], "192.0.2.7") for _ in range(3)]
     assert all(status == 429 for status, _, _ in refused)
-    assert statistics.median(seconds for _, seconds, _ in refused) < checked_s / 3, (wrong, refused)
+    assert min(seconds for _, seconds, _ in refused) < checked_s / 3, (wrong, refused)
     assert refused[0][2] == "Too many failed logins from this address; wait 15 minutes and try again."
     assert attempt(authed, "alice", PASSWORDS["alice"], "192.0.2.8")[0] == 200  # elsewhere: fine

@@ -1,5 +1,6 @@
 """The shelf on the page: a document attached in one chat and attached again in a new chat (under
-another name) starts at once, with no reading step; another user reads it for themselves."""
+another name) starts at once, with no reading step, and is told that this server read it before;
+another user reads it for themselves."""
 
 from __future__ import annotations
 
@@ -40,10 +41,14 @@ async def test_the_same_file_in_a_new_chat_is_not_read_again(app, healthy_proxy,
     try:
         read = await attach(first, pdf, "lease.pdf")
         assert any("Reading **lease.pdf**" in o for o in read)
+        assert not any("read it before" in o for o in read), read
         again = await attach(second, pdf, "Copy of lease.pdf")
         assert not any("Reading **" in o or "Counting tokens" in o for o in again), again
         assert any("**Copy of lease.pdf** is on the shelf" in o for o in again)
         assert any("**Copy of lease.pdf**: 3 pages" in o and "Reading it whole" in o for o in again)
+        # The server answered the first chat's question whole: the second is told it may hold it.
+        assert any("Asking Copy of lease.pdf again" in o and "this server read it before (at " in o
+                   for o in again), again
     finally:
         await first.close()
         await second.close()

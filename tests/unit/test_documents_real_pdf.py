@@ -12,7 +12,7 @@ import pytest
 from glm1m.documents.pages import lost_note
 from glm1m.documents.pdf import DocumentError, extract
 from glm1m.documents.vertical import columns
-from tests.support.pdfs import write_pdf
+from tests.support.pdfs import make_pdf, write_pdf
 
 FONT = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"
 
@@ -155,3 +155,33 @@ def test_a_tiny_page_holding_an_image_is_not_called_blank(tmp_path: Path) -> Non
     empty.save(tmp_path / "empty.pdf")
     with pytest.raises(DocumentError, match="it is blank"):
         extract(tmp_path / "empty.pdf")
+
+
+@pytest.mark.parametrize("part", [2, 3, 4, 5, 6])
+def test_a_file_cut_inside_a_content_stream_reads_its_first_pages_or_says_it_is_damaged(
+        tmp_path: Path, part: int) -> None:
+    """Cut inside a page's content stream, MuPDF keeps the stream's object but none of its data
+    (xref_stream_raw gives None): that page is lost, not a TypeError (the app's bad-input corpus
+    hit it with this very file cut in half)."""
+    whole = make_pdf(tmp_path / "whole.pdf", [f"Page {i} of the contract. " * 40 for i in range(1, 9)])
+    cut = tmp_path / "cut.pdf"
+    cut.write_bytes(whole.read_bytes()[: whole.stat().st_size // part])
+    try:
+        text = extract(cut)
+    except DocumentError as error:
+        assert "is damaged or incomplete" in str(error)
+        return
+    assert "Page 1 of the contract." in text.pages[0].text
+    if text.pages_found:  # the list of pages was cut off too: the pages MuPDF found are all it knows
+        return
+    assert 8 in text.lost and "could not be read" in lost_note(text)
+
+
+def test_a_file_without_pages_and_without_an_xref_has_no_pages_not_a_lost_list(tmp_path: Path) -> None:
+    """MuPDF repairs a file with no xref; its page tree is there and says 0 pages, so the file has
+    no pages: it did not lose its list of pages (the app's bad-input corpus file)."""
+    path = tmp_path / "empty.pdf"
+    path.write_bytes(b"%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n"
+                     b"2 0 obj<</Type/Pages/Kids[]/Count 0>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n")
+    with pytest.raises(DocumentError, match="has no pages: there is nothing to read"):
+        extract(path)

@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import time
+
 from chainlit_app.document_flow import waiting_line
+from chainlit_app.i18n import ZH
 from glm1m.documents.answer import MapReduce, OpenDocument
 from glm1m.documents.budget import Budget, Strategy
 from glm1m.documents.pages import DocumentText, Page
@@ -17,3 +20,21 @@ def test_the_heartbeat_keeps_the_count_of_parts_read() -> None:
     line = waiting_line(doc, 15, Progress("reading", 3, 9, unit="parts"))
     assert line.startswith("Reading nettle.pdf part by part: reading: 3 of 9 parts") and line.endswith("15 s")
     assert waiting_line(doc, 2) == "Reading nettle.pdf part by part … 2 s"  # before the first part
+
+
+def test_a_whole_document_this_server_read_before_says_so_instead_of_the_full_prefill() -> None:
+    text = DocumentText("A.txt", (Page(1, "x"),), 1)
+    doc = OpenDocument(text, Budget(1, 1_000_000, 4_000_000, 1_048_576, 1_000_000), Strategy.WHOLE,
+                       MapReduce(32_000, 8, 512))
+    before = time.mktime((2026, 12, 1, 23, 40, 0, 0, 0, -1))
+    line = waiting_line(doc, 5, again=True, before=before)
+    assert line.startswith("Asking A.txt again … 5 s: this server read it before (at 2026-12-01 23:40), "
+                           "so if it still holds its 1,000,000 tokens the answer starts in seconds; else ")
+    assert "The model is reading all" not in line
+    # A follow-up in the same chat: the same, with no time.
+    assert waiting_line(doc, 5, again=True).startswith("Asking A.txt again … 5 s: this server read it "
+                                                       "before, so if")
+    zh = waiting_line(doc, 5, lang=ZH, again=True, before=before)
+    assert zh.startswith("再次询问 A.txt … 5 秒：此服务器之前读过它（于 2026-12-01 23:40），如果仍保留着它的 "
+                         "1,000,000 个词元，回答几秒内就会开始；否则")
+    assert waiting_line(doc, 5).startswith("The model is reading all 1,000,000 tokens of A.txt")
