@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
+from glm1m.chat import close_now
 from glm1m.documents.pages import DocumentText, Kind
 from glm1m.documents.split import Chunk, resplit, split
 from glm1m.errors import DocumentError, ServerUnavailable, UserFacingError
@@ -251,8 +252,12 @@ async def ask_map_reduce(text: DocumentText, chars_per_token: float, plan: MapRe
     # A stage marker: its parts were read in the stage before, so it shows no rate of its own.
     on_progress(Progress("combining notes", len(chunks), len(chunks), unit="parts", resumed=len(chunks)))
     final = combine_prompt(text.name, notes, question, final=True, kind=text.kind)
-    async for piece in llm.stream_chat(final, params):
-        yield piece
+    pieces = llm.stream_chat(final, params)
+    try:
+        async for piece in pieces:
+            yield piece
+    finally:
+        await close_now(pieces)
     if failures:
         yield unread_line(failures)
 
