@@ -14,7 +14,7 @@ from chainlit_app import metrics, session
 from chainlit_app.client import llm, prefill_clock
 from chainlit_app.errors_zh import in_chinese
 from chainlit_app.i18n import EN, ZH, count_of, progress_line, seconds, t
-from chainlit_app.pacing import close, coalesce
+from chainlit_app.pacing import coalesce
 from chainlit_app.render import without_images
 from chainlit_app.status import (
     AUTHOR,
@@ -26,6 +26,7 @@ from chainlit_app.status import (
     says_own_stop,
     stream_into,
 )
+from glm1m.chat import close_now
 from glm1m.documents.answer import SUMMARY_REQUEST, OpenDocument, answer, plan_of
 from glm1m.documents.budget import Budget, Strategy
 from glm1m.documents.formats import ReadOptions
@@ -220,7 +221,7 @@ async def until_first(pieces: AsyncIterator[str], task: asyncio.Task,
                 on_first(time.monotonic() - started)
             yield piece
     finally:
-        await close(pieces)
+        await close_now(pieces)
 
 
 def waiting_line(doc: OpenDocument, elapsed_s: float, progress: Progress | None = None,

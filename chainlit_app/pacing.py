@@ -12,6 +12,8 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Generic, TypeVar
 
+from glm1m.chat import close_now
+
 T = TypeVar("T")
 
 
@@ -30,16 +32,7 @@ async def coalesce(pieces: AsyncIterator[str], interval_s: float) -> AsyncIterat
         if buffer:
             yield "".join(buffer)
     finally:
-        await close(pieces)
-
-
-async def close(pieces: AsyncIterator[str]) -> None:
-    """Close `pieces` now if it is a generator. A wrapper closed while its source waits at a
-    yield must close the source itself: left to the garbage collector, the model's HTTP stream
-    (and the server's generation) went on after the stop button (seen with two wrappers)."""
-    aclose = getattr(pieces, "aclose", None)
-    if aclose is not None:
-        await aclose()
+        await close_now(pieces)
 
 
 class Paced(Generic[T]):

@@ -17,9 +17,10 @@ from chainlit.types import AskActionResponse
 from chainlit_app import metrics, session
 from chainlit_app.errors_zh import in_chinese
 from chainlit_app.i18n import ZH, progress_line, t
-from chainlit_app.pacing import Paced, close
+from chainlit_app.pacing import Paced
 from chainlit_app.render import StreamedWithoutImages
 from chainlit_app.sentences_zh import sentence_in_chinese
+from glm1m.chat import close_now
 from glm1m.errors import UserFacingError
 from glm1m.llm import CutAtLimit
 from glm1m.progress import OnProgress, Progress
@@ -183,7 +184,7 @@ class Ending:
                 self.cut = self.cut or isinstance(piece, CutAtLimit)
                 yield piece
         finally:
-            await close(pieces)
+            await close_now(pieces)
 
 
 async def say_if_cut(ending: Ending, limit: int) -> None:
@@ -206,7 +207,7 @@ async def stream_into(answer: cl.Message, pieces: AsyncIterator[str],
             if text := shown.feed(piece):
                 await answer.stream_token(text)
     finally:
-        await close(pieces)  # the source's own cleanup (the HTTP stream) runs now, not at GC
+        await close_now(pieces)  # the source's own cleanup (the HTTP stream) runs now, not at GC
         if held := shown.end():  # a last "!": the page gets it too, so it shows what is kept
             await answer.stream_token(held)
         if answer.content:

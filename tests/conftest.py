@@ -103,6 +103,20 @@ def fault_proxy(model_server: ModelServer) -> Iterator[FaultProxy]:
     proxy.close()
 
 
+@pytest.fixture(autouse=True)
+def nothing_in_flight_between_tests(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test that ends while the app still streams an answer (a page closed mid-answer: Chainlit
+    lets the task run on) would otherwise have that answer land in the next test's journal and
+    load the 2-core server under it; each test starts and ends with nothing forwarded."""
+    if "fault_proxy" not in request.fixturenames:
+        yield
+        return
+    proxy: FaultProxy = request.getfixturevalue("fault_proxy")
+    proxy.drop_in_flight()
+    yield
+    proxy.drop_in_flight()
+
+
 def ui_launch(port: int, data_dir: Path) -> tuple[list[str], str]:
     """The command and working directory `glm1m up` starts the UI with (the installed package's
     app.py, run in DATA_DIR/ui with the shipped config)."""

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Callable
 
 from rich.console import Console
 
+from glm1m.chat import close_now
 from glm1m.cli.output import say
 from glm1m.serving import PrefillClock
 
@@ -70,3 +71,4 @@ async def until_first_piece(pieces: AsyncIterator[str], line: Callable[[float], 
         beat.cancel()
         if status is not None:
             status.stop()
+        await close_now(pieces)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 
-from glm1m.chat import MIN_ANSWER_TOKENS
+from glm1m.chat import MIN_ANSWER_TOKENS, close_now
 from glm1m.documents.budget import Budget, Strategy, measure
 from glm1m.documents.mapreduce import MapReduce, ask_map_reduce, system
 from glm1m.documents.pages import DocumentText, Kind
@@ -67,8 +67,11 @@ async def answer(doc: OpenDocument, question: str, llm: Llm, params: ChatParams,
         else:
             pieces = ask_map_reduce(doc.text, chars_per_token(doc.budget), doc.plan, question, llm,
                                     params, on_progress)
-        async for piece in pieces:
-            yield piece
+        try:
+            async for piece in pieces:
+                yield piece
+        finally:
+            await close_now(pieces)  # stopped here: the HTTP stream ends now, not at GC
     except ContextTooLong as error:  # the chat's sentence would say "start a new chat"
         raise DocumentError(
             f"A prompt made from {doc.name} came out longer than the server's context. Ask a "

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from glm1m.chat import close_now
 from glm1m.documents.budget import Budget, measure
 from glm1m.documents.formats import ReadOptions, format_of, read_document_async
 from glm1m.documents.shelf import Shelf, ShelfFull, ShelfKey, Shelved, count_key, file_sha256, server_key
@@ -107,6 +108,4 @@ async def noting_read(to: Sending, pieces: AsyncIterator[str]) -> AsyncIterator[
                 await asyncio.to_thread(to.shelf.keep_sent, to.key, to.server, time.time())
             yield piece
     finally:
-        aclose = getattr(pieces, "aclose", None)
-        if aclose is not None:
-            await aclose()
+        await close_now(pieces)

@@ -5,6 +5,7 @@ it, each with its own sentence. The fault proxy in front of the real server hold
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 
 import pytest
@@ -63,3 +64,24 @@ async def test_the_first_token_limit_ends_the_wait_with_its_own_sentence(healthy
     finally:
         await llm.aclose()
     assert 3.0 <= time.monotonic() - started < 15
+
+
+async def test_a_wait_for_the_first_piece_that_is_cancelled_closes_the_stream(healthy_proxy) -> None:
+    """The page's stop button while the server still reads the prompt: the app cancels the task
+    waiting for the first piece. The HTTP stream must close then, or the server generates the
+    whole answer into a socket nobody reads (a CI run found such an answer in a later test)."""
+    llm = client(healthy_proxy)
+    healthy_proxy.hold_next_stream(2)
+    stream = llm.stream_chat(HELLO, ChatParams(temperature=0.0, max_tokens=300, extra={"ignore_eos": True}))
+    first = asyncio.ensure_future(anext(stream))
+    gc.disable()  # in the app, cycles through the stopped task's traceback kept the stream alive
+    try:
+        assert await asyncio.to_thread(healthy_proxy.holding.wait, 30)  # the server is "reading"
+        first.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await first
+        assert await asyncio.to_thread(healthy_proxy.client_left.wait, 30), "the stream stayed open"
+    finally:
+        gc.enable()
+        await llm.aclose()
+    assert healthy_proxy.journal == []  # the answer was not generated to its end for nobody

@@ -31,8 +31,15 @@ class FaultProxy:
         self._hold_s: float | None = None
         self._hold_all_s: float | None = None
         self.holding = threading.Event()  # set while a held stream waits (cleared by reset)
+        # set when a client closed its connection before its answer was all written (cleared by reset)
+        self.client_left = threading.Event()
         self._lock = threading.Lock()
         self.requests_seen = 0
+        # Forwarding tasks not yet finished, and how many times they were dropped: a test that
+        # ends while the app still streams an answer must not leave it running into the next
+        # test's journal (a CI run found a document answer from an earlier test there).
+        self._in_flight: set[asyncio.Task] = set()
+        self._epoch = 0
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._site: web.TCPSite | None = None
@@ -114,7 +121,21 @@ class FaultProxy:
             self._fail_next, self._cut_after, self._fail_matching = [], None, {}
             self._hold_s = self._hold_all_s = None
             self.holding.clear()
+            self.client_left.clear()
             self.journal, self._watchers = [], []
+
+    def drop_in_flight(self) -> None:
+        """Cut every request still being forwarded, as a server restart would: the server stops
+        generating for it, and it never reaches the journal."""
+        with self._lock:
+            self._epoch += 1
+        self._call(self._cancel_in_flight())
+
+    async def _cancel_in_flight(self) -> None:
+        tasks = [task for task in self._in_flight if task is not asyncio.current_task()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     def _call(self, coro):
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(30)
@@ -152,6 +173,17 @@ class FaultProxy:
             return status, cut, hold
 
     async def _forward(self, request: web.Request) -> web.StreamResponse:
+        task = asyncio.current_task()
+        assert task is not None
+        self._in_flight.add(task)
+        try:
+            return await self._forward_now(request)
+        finally:
+            self._in_flight.discard(task)
+
+    async def _forward_now(self, request: web.Request) -> web.StreamResponse:
+        with self._lock:
+            epoch = self._epoch
         body = await request.read()
         status, cut_after, hold_s = self._take_fault(request.path, body)
         if status is not None:
@@ -163,33 +195,54 @@ class FaultProxy:
             response = web.StreamResponse(status=upstream.status, headers={
                 k: v for k, v in upstream.headers.items() if k.lower() not in HOP_HEADERS})
             await response.prepare(request)
-            if hold_s:
-                self.holding.set()
-                await asyncio.sleep(hold_s)  # the simulated server is still reading the prompt
-            # Each chunk goes out one chunk late, so the journal holds the whole answer before the
-            # client reads its last piece ("data: [DONE]"): a test that reads the journal once its
-            # stream has ended found it empty in a CI run.
-            sent, received, pending = 0, [], None
-            async for chunk in upstream.content.iter_any():
-                if cut_after is not None and sent + len(chunk) > cut_after:
-                    if pending is not None:
-                        await response.write(pending)
-                    request.transport.close()  # drop the connection mid-answer
-                    return response
-                if pending is not None:
-                    await response.write(pending)
-                pending = chunk
-                received.append(chunk)
-                sent += len(chunk)
-            if request.path.endswith("completions") and upstream.status == 200:
-                self._journal(body, b"".join(received))
-            if pending is not None:
-                await response.write(pending)
-            await response.write_eof()
+            if hold_s and not await self._hold(request, hold_s):
+                self.client_left.set()  # as vLLM does, a request whose client left is dropped
+                return response
+            try:
+                await self._relay(request, response, upstream, body, cut_after, epoch)
+            except ConnectionResetError:
+                self.client_left.set()  # the client went away mid-answer
             return response
 
-    def _journal(self, request_body: bytes, response_body: bytes) -> None:
+    async def _hold(self, request: web.Request, seconds: float) -> bool:
+        """The simulated server still reads the prompt for `seconds`; False if the client closed
+        its connection meanwhile (checked every 50 ms: aiohttp has no event for it)."""
+        self.holding.set()
+        deadline = self._loop.time() + seconds
+        while self._loop.time() < deadline:
+            if request.transport is None or request.transport.is_closing():
+                return False
+            await asyncio.sleep(min(0.05, deadline - self._loop.time()))
+        return True
+
+    async def _relay(self, request: web.Request, response: web.StreamResponse,
+                     upstream: aiohttp.ClientResponse, body: bytes, cut_after: int | None,
+                     epoch: int) -> None:
+        # Each chunk goes out one chunk late, so the journal holds the whole answer before the
+        # client reads its last piece ("data: [DONE]"): a test that reads the journal once its
+        # stream has ended found it empty in a CI run.
+        sent, received, pending = 0, [], None
+        async for chunk in upstream.content.iter_any():
+            if cut_after is not None and sent + len(chunk) > cut_after:
+                if pending is not None:
+                    await response.write(pending)
+                request.transport.close()  # drop the connection mid-answer
+                return
+            if pending is not None:
+                await response.write(pending)
+            pending = chunk
+            received.append(chunk)
+            sent += len(chunk)
+        if request.path.endswith("completions") and upstream.status == 200:
+            self._journal(body, b"".join(received), epoch)
+        if pending is not None:
+            await response.write(pending)
+        await response.write_eof()
+
+    def _journal(self, request_body: bytes, response_body: bytes, epoch: int) -> None:
         with self._lock:
+            if epoch != self._epoch:
+                return  # forwarded for a test that has ended
             self.journal.append((json.loads(request_body), response_body))
             for count, event in self._watchers:
                 if len(self.journal) >= count:

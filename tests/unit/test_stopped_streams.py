@@ -1,0 +1,72 @@
+"""A stopped answer ends the model's stream at once, through every wrapper between the stop button
+and the HTTP stream. A wrapper that only iterates its source leaves it suspended when closed, and
+the garbage collector closes it some time later: the server meanwhile generated the whole stopped
+answer into a socket nobody read (a CI run found one arriving during a later test). The garbage
+collector is off in these tests, so only an explicit close counts."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from chainlit_app.pacing import coalesce
+from glm1m.chat import Conversation
+from glm1m.cli.waiting import until_first_piece
+from glm1m.documents.answer import answer, open_document
+from glm1m.documents.budget import Strategy
+from glm1m.documents.pages import DocumentText, Page
+from glm1m.llm import ChatParams
+from glm1m.settings import Settings
+from tests.support.scripted_llm import ScriptedLlm
+
+pytestmark = pytest.mark.timeout(10)
+PARAMS = ChatParams(temperature=0.0, max_tokens=256)
+LONG = "a long answer " * 50
+
+
+@pytest.fixture(autouse=True)
+def no_garbage_collector() -> Iterator[None]:
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def document(pages: int) -> DocumentText:
+    return DocumentText("report.pdf", tuple(Page(n, f"Fact {n}. " * 40) for n in range(1, pages + 1)), pages)
+
+
+async def stopped_after_first_piece(pieces: AsyncIterator[str]) -> None:
+    assert await anext(pieces)
+    await pieces.aclose()  # type: ignore[attr-defined]  # what cancelling the reading task leads to
+
+
+async def test_a_stopped_chat_turn_closes_the_models_stream() -> None:
+    llm = ScriptedLlm(reply=lambda messages: LONG)
+    await stopped_after_first_piece(Conversation("Be brief.").reply("hello", llm, PARAMS))
+    assert llm.in_flight == 0
+
+
+@pytest.mark.parametrize("strategy", [Strategy.WHOLE, Strategy.MAP_REDUCE])
+async def test_a_stopped_document_answer_closes_the_models_stream(tmp_path: Path, strategy: Strategy) -> None:
+    llm = ScriptedLlm(reply=lambda messages: LONG)
+    settings = Settings(data_dir=tmp_path, whole_document_threshold=100_000, map_chunk_tokens=256,
+                        map_concurrency=2, map_note_tokens=64)
+    doc = await open_document(document(6), llm, settings, PARAMS.max_tokens, strategy=strategy)
+    await stopped_after_first_piece(answer(doc, "What does it say?", llm, PARAMS))
+    assert llm.in_flight == 0
+    assert llm.calls[-1].kind == "stream"  # it was the streamed answer that was stopped
+
+
+@pytest.mark.parametrize("wrap", [
+    lambda pieces: coalesce(pieces, 0.0),
+    lambda pieces: until_first_piece(pieces, lambda s: "waiting", 60.0, terminal=False),
+], ids=["page pacing", "terminal waiting line"])
+async def test_the_wrappers_close_their_source(wrap: Callable[[AsyncIterator[str]], AsyncIterator[str]]) -> None:
+    llm = ScriptedLlm(reply=lambda messages: LONG)
+    await stopped_after_first_piece(wrap(llm.stream_chat([{"role": "user", "content": "hi"}], PARAMS)))
+    assert llm.in_flight == 0
