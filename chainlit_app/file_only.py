@@ -63,6 +63,11 @@ def refusal(lang: str, text: str, metadata: Mapping[str, Any] | None, files: int
 def install() -> None:
     """Wrap chainlit.socket.process_message (its client_message handler looks the name up at each
     message), once."""
+    # A reach-in, not a hook: Chainlit 2.12 names the chat (init_thread(message.content), the
+    # page's stop button and the history title) and drops unknown file references inside
+    # emitter.process_message, before on_message, the first public hook, sees the message; no
+    # setting or decorator runs earlier. tests/unit/test_chainlit_reach_ins.py fails on a release
+    # that renames this function, changes its payload or names the chat differently.
     original: Callable[[Any, Any], Awaitable[None]] = chainlit.socket.process_message
     if getattr(original, "names_files", False):
         return

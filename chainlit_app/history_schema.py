@@ -19,6 +19,10 @@ from sqlalchemy import Boolean, Column, Connection, Integer, MetaData, Table, Te
 
 TABLES = MetaData()
 
+# A mirror, not a hook: Chainlit 2.12's SQLAlchemyDataLayer (the public data layer) creates and
+# migrates nothing, and its documentation's schema lacks columns it writes, so the tables are kept
+# here. tests/unit/test_chainlit_reach_ins.py runs Chainlit's own writes and reads on them and fails
+# on a release that writes a column missing here or stops naming one this has.
 # No foreign keys: Chainlit writes children from fire-and-forget tasks in no guaranteed order, and
 # its delete_thread removes feedbacks, elements and steps itself before the thread.
 Table(

@@ -87,6 +87,8 @@ def login_router(failures: FailedLogins) -> APIRouter:
             began = failures.begin(name, address)
         except AccountError as error:
             raise HTTPException(status_code=429, detail=str(error)) from None
+        # Chainlit's own route function, called as its route would be: its public hook,
+        # password_auth_callback, gets no request (no address to limit) and cannot answer 429.
         reply = await chainlit.server.login(request, response, form_data)
         failures.succeeded(name, address, began)  # a wrong password raised HTTPException 401
         return reply
@@ -108,8 +110,14 @@ def end_sessions_when_accounts_change(accounts: Accounts) -> None:
             raise jwt.InvalidTokenError("the account was removed or its password changed")
         return user
 
-    # chainlit.auth.authenticate_user (behind get_current_user, so every route and the socket's
-    # connect) and the /auth/jwt route look the name up when they run.
+    # A reach-in, not a hook: Chainlit 2.12 checks a login only when it is made
+    # (password_auth_callback); afterwards it trusts the signed token until it expires, and no
+    # public hook sees a token again (authenticate_user asks the data layer's get_user for the
+    # name only, and carries on with the token's user if that fails). So decode_jwt is replaced
+    # where it is looked up when used: chainlit.auth.authenticate_user (behind get_current_user,
+    # so every route and the socket's connect) and the /auth/jwt route; and the socket's event
+    # handlers, which never look at the token again, are wrapped in python-socketio's table.
+    # tests/unit/test_chainlit_reach_ins.py fails on a release that changes any of these.
     chainlit.auth.decode_jwt = decode_current
     chainlit.server.decode_jwt = decode_current
     sio = chainlit.server.sio

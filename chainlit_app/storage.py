@@ -115,6 +115,11 @@ def file_router(storage: LocalStorage, owner_of: OwnerOf) -> APIRouter:
 def mount_first(app: FastAPI, router: APIRouter) -> None:
     """Add router's routes ahead of the app's own. Chainlit's server registers a catch-all
     GET /{full_path:path} (its HTML page) when imported, so routes appended later never match."""
+    # A reach-in, not a hook: Chainlit's documented way to add routes is chainlit.server.app, whose
+    # catch-all then answers every GET first; its public alternative, mount_chainlit, moves the
+    # whole page under a sub-path of an app glm1m would serve itself instead of `chainlit run`.
+    # Routes are matched in list order, so ours go first. tests/unit/test_chainlit_reach_ins.py
+    # fails on a release whose routes no longer need (or no longer allow) this.
     before = len(app.router.routes)
     app.include_router(router)
     added = app.router.routes[before:]

@@ -62,3 +62,8 @@ class PlanError(UserFacingError):
 
 class StartFailed(UserFacingError):
     """A child process exited or never became ready; the message says which and where to look."""
+
+
+# Configuration.
+class SettingsError(UserFacingError):
+    """A GLM1M_* variable (in the environment or .env) holds a value glm1m cannot use."""

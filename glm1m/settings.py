@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
-from pydantic import AliasChoices, Field
+from annotated_types import Ge, Gt, Le, Lt
+from pydantic import AliasChoices, Field, ValidationError
+from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from glm1m.errors import SettingsError
 
 
 class Settings(BaseSettings):
@@ -146,3 +152,80 @@ class Settings(BaseSettings):
 @lru_cache
 def get_settings() -> Settings:
     return Settings()
+
+
+def load_settings() -> Settings:
+    """Settings(), with a bad value raised as one SettingsError sentence, not pydantic's report."""
+    try:
+        return Settings()
+    except ValidationError as error:
+        raise settings_error(error) from None
+
+
+def settings_error(error: ValidationError) -> SettingsError:
+    """pydantic's ValidationError for Settings as a SettingsError: per bad value, one sentence
+    naming the variable (or the command's option) that gave it, the value and what is expected."""
+    sentences = []
+    for problem in error.errors():
+        name = str(problem["loc"][0]) if problem["loc"] else ""
+        field = Settings.model_fields.get(name) or _field_of_alias(name)
+        given = problem.get("input")
+        if field is None:  # not a field of ours: pydantic's own words, still one line
+            sentences.append(f"{name}: {problem['msg']}.")
+        elif isinstance(given, str):  # the environment and .env hold text only
+            default = field.default
+            unset = f" for the default ({_number(default)})" if default not in (None, "") else ""
+            sentences.append(f"{_variable(name, field)} is {given!r}, but it must be "
+                             f"{_expects(field)}: fix it, or unset it{unset}.")
+        else:  # a typed value: a command passed one of its options
+            sentences.append(f"--{name.replace('_', '-')} {given} is not usable: it must be "
+                             f"{_expects(field)}.")
+    return SettingsError(" ".join(sentences))
+
+
+def _field_of_alias(alias: str) -> FieldInfo | None:
+    for field in Settings.model_fields.values():
+        if isinstance(field.validation_alias, AliasChoices) and alias in field.validation_alias.choices:
+            return field
+    return None
+
+
+def _variable(name: str, field: FieldInfo) -> str:
+    if isinstance(field.validation_alias, AliasChoices):
+        return str(field.validation_alias.choices[0])
+    return f"{Settings.model_config.get('env_prefix', '')}{name}".upper()
+
+
+KINDS = {int: "a whole number", float: "a number", bool: "true or false", Path: "a path",
+         str: "text"}
+CHOICES = re.compile(r"\^\(([\w|]+)\)\$")  # a pattern that lists the values: ^(auto|always|never)$
+
+
+def _expects(field: FieldInfo) -> str:
+    """"a whole number of at least 1", "a number from 0 to 2", "one of auto, always or never"."""
+    kind = next((words for t, words in KINDS.items() if _is(field.annotation, t)), "a value")
+    low = high = ""
+    for rule in field.metadata:
+        if isinstance(rule, Ge):
+            low = f"at least {_number(rule.ge)}"
+        elif isinstance(rule, Gt):
+            low = f"greater than {_number(rule.gt)}"
+        elif isinstance(rule, Le):
+            high = f"at most {_number(rule.le)}"
+        elif isinstance(rule, Lt):
+            high = f"less than {_number(rule.lt)}"
+        elif (choices := CHOICES.fullmatch(str(getattr(rule, "pattern", None) or ""))) is not None:
+            *first, last = choices.group(1).split("|")
+            return f"one of {', '.join(first)} or {last}" if first else last
+    if low.startswith("at least") and high.startswith("at most"):
+        return f"{kind} from {low.removeprefix('at least ')} to {high.removeprefix('at most ')}"
+    bounds = " and ".join(b for b in (low, high) if b)
+    return f"{kind} {'of ' if bounds.startswith('at') else ''}{bounds}" if bounds else kind
+
+
+def _is(annotation: Any, kind: type) -> bool:
+    return annotation is kind or kind in getattr(annotation, "__args__", ())
+
+
+def _number(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)

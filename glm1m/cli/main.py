@@ -10,7 +10,12 @@ import argparse
 import signal
 import sys
 
+from pydantic import ValidationError
+
 from glm1m.cli import extract, plan, router, serve, shelf, summarize, translate, up, users
+from glm1m.cli.output import fail
+from glm1m.errors import SettingsError
+from glm1m.settings import load_settings, settings_error
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -32,5 +37,16 @@ def main(argv: list[str] | None = None) -> None:
     # SIGTERM (from a test, systemd) and SIGHUP (a terminal closing) stop children like Ctrl-C does.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     signal.signal(signal.SIGHUP, signal.default_int_handler)
-    args = build_parser().parse_args(argv)
-    sys.exit(args.run(args))
+    try:
+        # Every command reads the settings: a bad GLM1M_* value is said in one sentence (not
+        # pydantic's traceback) before anything runs, --help included, whichever command it is.
+        load_settings()
+        args = build_parser().parse_args(argv)
+        code = args.run(args)
+    except SettingsError as error:
+        code = fail(str(error))
+    except ValidationError as error:  # Settings(...) built with a value a command was given
+        if error.title != "Settings":
+            raise
+        code = fail(str(settings_error(error)))
+    sys.exit(code)

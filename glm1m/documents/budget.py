@@ -19,10 +19,6 @@ class Strategy(str, Enum):
     WHOLE = "whole"
     MAP_REDUCE = "map-reduce"
 
-    @property
-    def words(self) -> str:
-        return "whole" if self is Strategy.WHOLE else "part by part (map-reduce)"
-
 
 @dataclass(frozen=True)
 class Budget:

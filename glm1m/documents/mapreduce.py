@@ -30,7 +30,6 @@ def system(kind: Kind = Kind.PAGE) -> str:
             "that it does not.")
 
 
-SYSTEM = system(Kind.PAGE)
 MIN_CHUNK_TOKENS = 256
 # Counted separately, a chunk and the prompt around it can tokenize a few tokens longer together
 # (merges across the seam); 1 % and 32 tokens more than cover that.

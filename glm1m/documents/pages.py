@@ -67,10 +67,6 @@ class Kind(str, Enum):
 PAGE_CITATION = re.compile(r"\[p\.\s*(\d+)(?:\s*[-–]\s*(\d+))?\]")
 SECTION_CITATION = re.compile(r"\[§[^\]\n]{0,160}\]")
 SECTION_NUMBER = re.compile(r"§+\s*(\d+)(?:\s*[-–]\s*§*\s*(\d+))?")
-# Kept for callers that know only pages.
-MARK = Kind.PAGE.mark
-CITATION = PAGE_CITATION
-CITE_HOW = Kind.PAGE.cite_how
 
 
 @dataclass(frozen=True)
@@ -119,9 +115,6 @@ class DocumentText:
     def marked_text(self) -> str:
         """The document with a marker before each location, the markers the model cites."""
         return "\n\n".join(page.marked() for page in self.pages)
-
-    def page(self, number: int) -> Page | None:
-        return next((p for p in self.pages if p.number == number), None)
 
     def cited(self, answer: str) -> list[Page]:
         """The locations an answer cites, in order of first citation."""

@@ -18,7 +18,6 @@ from glm1m.documents.pages import DocumentText, Page, spans
 from glm1m.documents.vertical import page_text
 from glm1m.errors import DocumentError
 from glm1m.progress import OnProgress, Progress, ignore
-from glm1m.settings import Settings
 
 MB = 1024 * 1024  # Chainlit's upload limit (max_size_mb) counts megabytes this way too
 HEADER_WINDOW = 1024  # readers accept junk before "%PDF-" within the first 1 KB (PDF 1.7, H.3)
@@ -37,10 +36,6 @@ INFLATE_ERRORS: tuple[type[Exception], ...] = (*MUPDF_ERRORS, zlib.error)
 class PdfLimits:
     max_mb: float = 200
     max_pages: int = 5000
-
-    @classmethod
-    def of(cls, settings: Settings) -> PdfLimits:
-        return cls(settings.pdf_max_mb, settings.pdf_max_pages)
 
 
 def extract(path: Path, limits: PdfLimits = PdfLimits(), name: str | None = None,
