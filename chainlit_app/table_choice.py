@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
-from dataclasses import replace
 from pathlib import Path
 
 import chainlit as cl
 
 from chainlit_app.status import AUTHOR, ask_choice
-from glm1m.translation.formats import Source, is_workbook, open_table, text_columns
-from glm1m.translation.xlsx import XlsxSource, sheet_names, shown
+from glm1m.translation.formats import open_table, sheet_names
+from glm1m.translation.source import TableSource
 
 CHOICE_TIMEOUT_S = 300
 SEVERAL = "several"  # the payload key of the button that starts choosing several columns
@@ -51,14 +50,14 @@ def joined(labels: Iterable[str]) -> str:
     return ("、" if chinese() else ", ").join(labels)
 
 
-async def choose_table(path: Path, name: str) -> Source:
-    """Open the upload as CSV or XLSX (off the event loop: both read the whole file) and let the
-    user choose the sheet and the columns."""
+async def choose_table(path: Path, name: str) -> TableSource:
+    """Open the upload as the table it is (off the event loop: opening reads the whole file) and
+    let the user choose the sheet and the columns."""
     sheet = None
-    if is_workbook(path, name):  # the sheet first: the one Excel opens on may hold no table
-        sheets = await asyncio.to_thread(sheet_names, path, name)
-        if len(sheets) > 1:
-            sheet = await choose_sheet(name, sheets)
+    # The sheet first, where the format has sheets: the one Excel opens on may hold no table.
+    sheets = await asyncio.to_thread(sheet_names, path, name)
+    if len(sheets) > 1:
+        sheet = await choose_sheet(name, sheets)
     source = await asyncio.to_thread(open_table, path, name, sheet)
     return await choose_columns(source)
 
@@ -72,42 +71,36 @@ async def choose_sheet(name: str, sheets: tuple[str, ...]) -> str:
     return str(answer["payload"]["sheet"]) if answer else sheets[0]
 
 
-def label(source: Source, column: str) -> str:
-    if isinstance(source, XlsxSource):
-        return shown(column, source.letters[source.position(column)])
-    return column
-
-
-async def choose_columns(source: Source) -> Source:
+async def choose_columns(source: TableSource) -> TableSource:
     """One column (a button each), or several (the last button): only columns with text are
     offered, and a table with one such column is not asked about."""
-    texts = await asyncio.to_thread(text_columns, source)  # reads the first rows again
+    texts = source.text_columns()  # found as the table was opened
     offered = [c for c in source.columns if c in texts] or list(source.columns)  # none: all
     ordered = list(dict.fromkeys([source.column, *offered] if source.column in offered else offered))
     if len(ordered) < 2:
-        return with_columns(source, (ordered[0],))
-    actions = [cl.Action(name="column", payload={"column": c}, label=label(source, c)) for c in ordered]
+        return source.with_columns((ordered[0],))
+    actions = [cl.Action(name="column", payload={"column": c}, label=source.label(c)) for c in ordered]
     actions.append(cl.Action(name="column", payload={"column": "", SEVERAL: True},
                              label=say("several")))
     answer = await ask_choice(cl.AskActionMessage(content=say("column"), author=AUTHOR,
                                                   timeout=CHOICE_TIMEOUT_S, actions=actions))
     if not answer:
-        return with_columns(source, (ordered[0],))
+        return source.with_columns((ordered[0],))
     if not answer["payload"].get(SEVERAL):
-        return with_columns(source, (str(answer["payload"]["column"]),))
-    return with_columns(source, await choose_several(source, ordered))
+        return source.with_columns((str(answer["payload"]["column"]),))
+    return source.with_columns(await choose_several(source, ordered))
 
 
-async def choose_several(source: Source, ordered: list[str]) -> tuple[str, ...]:
+async def choose_several(source: TableSource, ordered: list[str]) -> tuple[str, ...]:
     """One question at a time on the page: each click toggles a column and asks again in place of
     the last question; "Start" (shown once a column is chosen) ends it, and so does the timeout,
     with the columns chosen by then (none: the first offered). Choosing every column does not
     start the job: the user may still take one out."""
     chosen: list[str] = []
     while True:
-        shown = joined(label(source, c) for c in chosen) or say("none_yet")
+        shown = joined(source.label(c) for c in chosen) or say("none_yet")
         actions = [cl.Action(name="column", payload={"column": c},
-                             label=(TICK if c in chosen else "") + label(source, c)) for c in ordered]
+                             label=(TICK if c in chosen else "") + source.label(c)) for c in ordered]
         if chosen:
             actions.append(cl.Action(name="column", payload={"column": "", START: True},
                                      label=say("start")))
@@ -116,15 +109,10 @@ async def choose_several(source: Source, ordered: list[str]) -> tuple[str, ...]:
         answer = await ask.send()
         if answer is None or answer["payload"].get(START):
             columns = tuple(chosen) or (ordered[0],)
-            ask.content = say("chosen", chosen=joined(label(source, c) for c in columns))
+            ask.content = say("chosen", chosen=joined(source.label(c) for c in columns))
             await ask.update()
             return columns
         column = str(answer["payload"]["column"])
         chosen = [c for c in chosen if c != column] if column in chosen else [*chosen, column]
         await ask.remove()
 
-
-def with_columns(source: Source, columns: tuple[str, ...]) -> Source:
-    if isinstance(source, XlsxSource):
-        return replace(source, chosen=columns)
-    return replace(source, column=columns[0], targets=columns if len(columns) > 1 else ())

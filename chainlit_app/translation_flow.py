@@ -20,28 +20,29 @@ from chainlit_app.table_choice import CHOICE_TIMEOUT_S, choose_table
 from glm1m.files import folder_name, output_stem
 from glm1m.settings import get_settings
 from glm1m.translation.fanout import Job
-from glm1m.translation.formats import Source, mime_of, output_suffix
+from glm1m.translation.formats import mime_of
 from glm1m.translation.job import Earlier, Summary, earlier_work, forget, job_key, run_job
-from glm1m.translation.table import DELIMITER_NAMES, CsvSource, read_glossary
-from glm1m.translation.xlsx import XlsxSource
+from glm1m.translation.source import TableSource
+from glm1m.translation.table import DELIMITER_NAMES, read_glossary
 
 
 async def run_translation(path: Path, name: str, glossary_file: tuple[Path, str] | None = None) -> None:
     state = session.current()
     settings = get_settings()
-    # Both read the whole file (encoding detection): off the event loop, so other sessions stream.
-    source = await choose_table(path, name)  # CSV or XLSX, its sheet and columns chosen
+    # Opening reads the whole file (its encoding, its rows): off the event loop, so other sessions
+    # stream. The same pass hashes a CSV for the job's key and counts its rows.
+    source = await choose_table(path, name)  # any table format, its sheet and columns chosen
     glossary = await asyncio.to_thread(read_glossary, *glossary_file) if glossary_file else ()
     job = Job(target_language=state.target_language, source_language=state.source_language,
               glossary=glossary, concurrency=settings.translate_concurrency,
               max_tokens=settings.translate_max_tokens)
     # One folder per job: the same file and settings again resume it, anything else (another
     # file of the same name, another language) starts its own instead of clashing.
-    key = await asyncio.to_thread(job_key, source, job)  # reads the whole file
+    key = await asyncio.to_thread(job_key, source, job)  # a workbook's bytes are read here
     folder = translation_dir() / key[:16]
     folder.mkdir(exist_ok=True)
-    output = folder / f"{output_stem(name)}.translated{output_suffix(source)}"
-    earlier = await asyncio.to_thread(earlier_work, source, output, key)  # reads the whole file
+    output = folder / f"{output_stem(name)}.translated{source.output_suffix}"
+    earlier = await asyncio.to_thread(earlier_work, source, output, key)  # reads the output
     if earlier is not None and earlier.finished:
         if await take_earlier_result(name, earlier):
             await send_file(output, t(state.lang, "tr_result_before", name=name, total=earlier.total,
@@ -94,14 +95,16 @@ def translated_so_far(status: StatusLine) -> int:
     return 0 if progress is None else progress.done - progress.failed
 
 
-def layout_words(lang: str, source: CsvSource) -> str:
-    """CsvSource.layout_words (the delimiter, the title rows left out) in the page's language."""
+def layout_words(lang: str, source: TableSource) -> str:
+    """A text table's layout_words (the delimiter, the title rows left out) in the page's
+    language."""
+    reading = source.reading
     if lang != ZH:
-        return source.layout_words
-    words = [] if source.delimiter == "," else [
-        t(lang, "tr_layout", delimiter=DELIMITERS_ZH.get(source.delimiter, source.delimiter))]
-    if source.header_row > 1:
-        words.append(t(lang, "tr_header_row", row=source.header_row, above=source.header_row - 1))
+        return reading.layout_words
+    words = [] if reading.delimiter == "," else [
+        t(lang, "tr_layout", delimiter=DELIMITERS_ZH.get(reading.delimiter, reading.delimiter))]
+    if reading.header_row > 1:
+        words.append(t(lang, "tr_header_row", row=reading.header_row, above=reading.header_row - 1))
     return f"；{'；'.join(words)}" if words else ""
 
 
@@ -109,7 +112,7 @@ DELIMITERS_ZH = {",": "逗号", ";": "分号", "\t": "制表符", "|": "竖线"}
 assert DELIMITERS_ZH.keys() == DELIMITER_NAMES.keys()  # a delimiter table.py learns is said here too
 
 
-def job_head(lang: str, name: str, source: Source, job: Job,
+def job_head(lang: str, name: str, source: TableSource, job: Job,
              glossary_file: tuple[Path, str] | None, earlier: Earlier | None = None) -> str:
     """What the job will do, said before it starts and kept above its progress: the file, its
     encoding and layout, the column, both languages, the glossary, where a resumed job continues
@@ -118,10 +121,11 @@ def job_head(lang: str, name: str, source: Source, job: Job,
                 if job.glossary and glossary_file else "")
     source_words = (target_words(lang, job.source_language) if job.source_language
                     else t(lang, "tr_detected"))
-    if isinstance(source, XlsxSource):
-        how = t(lang, "tr_sheet", sheet=source.sheet)
+    sheet = source.reading.sheet
+    if sheet is not None:
+        how = t(lang, "tr_sheet", sheet=sheet)
     else:
-        how = t(lang, "tr_encoding", encoding=source.encoding_name) + layout_words(lang, source)
+        how = t(lang, "tr_encoding", encoding=source.reading.encoding) + layout_words(lang, source)
     columns = ("**、**" if lang == ZH else "**, **").join(source.chosen)
     columns = t(lang, "tr_column" if len(source.chosen) == 1 else "tr_columns", columns=columns)
     head = t(lang, "tr_head", name=name, how=how, columns=columns, source=source_words,

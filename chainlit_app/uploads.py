@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Protocol
 
 from glm1m.documents.formats import FORMATS, format_of
+from glm1m.translation.formats import GLOSSARY, named as table_format, table_formats
 
 
 class UploadedFile(Protocol):
@@ -25,8 +26,7 @@ class Upload:
 
 GLOSSARY_NAMES = ("glossary", "terms", "术语", "词汇")
 DOCUMENT_MIMES = {f.mime for f in FORMATS}  # every document format goes to the `pdf` list
-TABLE_SUFFIXES = (".csv", ".xlsx")  # both go to translation (the `csv` list: tables)
-XLSX_MIME = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+TABLE_MIMES = {m for f in table_formats() for m in f.mimes}  # every table goes to the `csv` list
 
 
 @dataclass
@@ -59,10 +59,9 @@ def sort_uploads(elements: Sequence[UploadedFile]) -> Uploads:
     for element in elements:
         if not element.path:
             continue
-        suffix = PurePosixPath(element.name).suffix.lower()
         mime = (element.mime or "").lower()
         upload = Upload(element.name, Path(element.path))
-        if suffix in TABLE_SUFFIXES or mime in ("text/csv", "application/csv", XLSX_MIME):
+        if table_format(element.name) is not None or mime in TABLE_MIMES:
             uploads.csv.append(upload)
         elif format_of(element.name) is not None or mime in DOCUMENT_MIMES:
             uploads.pdf.append(upload)
@@ -72,7 +71,7 @@ def sort_uploads(elements: Sequence[UploadedFile]) -> Uploads:
     # always the data, whatever its name ("terms.csv" may well be the file to translate).
     if len(uploads.csv) > 1:
         named = [f for f in uploads.csv if any(w in f.name.lower() for w in GLOSSARY_NAMES)
-                 and f.name.lower().endswith(".csv")]  # a glossary is a two-column CSV
+                 and table_format(f.name) is GLOSSARY]  # a glossary is a two-column CSV
         if named:
             uploads.glossary = named[:1]
             uploads.csv = [f for f in uploads.csv if f is not named[0]]

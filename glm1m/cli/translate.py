@@ -19,12 +19,12 @@ from glm1m.settings import Settings
 
 if TYPE_CHECKING:
     from glm1m.translation.fanout import Job
-    from glm1m.translation.formats import Source
     from glm1m.translation.job import Summary
+    from glm1m.translation.source import TableSource
 
 
 def add_command(commands: argparse._SubParsersAction) -> None:
-    defaults = Settings()
+    # No Settings here: building the parser reads no environment or .env; the command does.
     p = commands.add_parser("translate", help="translate columns of a CSV or XLSX file, row by row")
     p.add_argument("input", type=Path, help="the CSV file (UTF-8, GBK/GB18030, Windows-1252, ...: "
                                             "detected) or .xlsx workbook")
@@ -35,39 +35,43 @@ def add_command(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--column", action="append", default=[], help="column to translate, by header "
                    "(or letter, in a workbook); repeat for several (default: first text column)")
     p.add_argument("--glossary", type=Path, default=None, help="two-column CSV: term, translation")
-    p.add_argument("--concurrency", type=int, default=defaults.translate_concurrency,
-                   help="requests in flight at once")
-    p.add_argument("--max-tokens", type=int, default=defaults.translate_max_tokens,
-                   help="longest translation of one cell, in tokens")
+    p.add_argument("--concurrency", type=int, default=None,
+                   help="requests in flight at once (default: GLM1M_TRANSLATE_CONCURRENCY)")
+    p.add_argument("--max-tokens", type=int, default=None, help="longest translation of one cell, "
+                   "in tokens (default: GLM1M_TRANSLATE_MAX_TOKENS)")
     p.add_argument("-o", "--output", type=Path, default=None,
                    help="output file (default: IN.translated.csv or IN.translated.xlsx)")
-    p.add_argument("--base-url", default=defaults.base_url, help="OpenAI-compatible server URL")
+    p.add_argument("--base-url", default=None, help="OpenAI-compatible server URL (default: "
+                   "GLM1M_BASE_URL)")
     p.set_defaults(run=cmd_translate)
 
 
 def cmd_translate(args: argparse.Namespace) -> int:
     from glm1m.translation.fanout import Job
-    from glm1m.translation.formats import describe, open_table, output_suffix
+    from glm1m.translation.formats import open_table
     from glm1m.translation.job import check_output
     from glm1m.translation.table import read_glossary
 
-    if args.concurrency < 1 or args.max_tokens < 1:
+    settings = Settings() if args.base_url is None else Settings(base_url=args.base_url)
+    concurrency = settings.translate_concurrency if args.concurrency is None else args.concurrency
+    max_tokens = settings.translate_max_tokens if args.max_tokens is None else args.max_tokens
+    if concurrency < 1 or max_tokens < 1:
         return fail("--concurrency and --max-tokens must be at least 1.")
     try:
         inputs = [p for p in (args.input, args.glossary) if p]
         if args.output:  # before reading anything: the output must not be an input
             check_output(args.output, *inputs)
-        source = open_table(args.input, sheet=args.sheet, columns=args.column)
+        source = open_table(args.input, sheet=args.sheet, columns=args.column, settings=settings)
         output = args.output or args.input.with_name(
-            f"{args.input.stem}.translated{output_suffix(source)}")
+            f"{args.input.stem}.translated{source.output_suffix}")
         glossary = read_glossary(args.glossary) if args.glossary else ()
     except UserFacingError as error:
         return fail(str(error))
     job = Job(target_language=args.to, source_language=args.source_language, glossary=glossary,
-              concurrency=args.concurrency, max_tokens=args.max_tokens)
-    say(f"{describe(source)} into {job.target_language} → {output}")
+              concurrency=concurrency, max_tokens=max_tokens)
+    say(f"{source.describe()} into {job.target_language} → {output}")
     try:
-        summary = asyncio.run(translate_with_bar(source, job, output, args.base_url))
+        summary = asyncio.run(translate_with_bar(source, job, output, settings))
     except KeyboardInterrupt:
         say(stopped_line(output, source))
         return 130
@@ -77,12 +81,11 @@ def cmd_translate(args: argparse.Namespace) -> int:
     return 0 if summary.complete else 1
 
 
-def stopped_line(output: Path, source: Source | None = None) -> str:
-    from glm1m.translation.formats import is_finished
+def stopped_line(output: Path, source: TableSource | None = None) -> str:
+    from glm1m.translation.csv_output import is_finished_output
     from glm1m.translation.job import checkpoint_path
-    from glm1m.translation.table import is_finished_output
 
-    finished = is_finished(source, output) if source is not None else is_finished_output(output)
+    finished = source.is_finished(output) if source is not None else is_finished_output(output)
     if not checkpoint_path(output).exists():  # never started, or every row was done
         return f"stopped; every row is translated → {output}" if finished else "stopped before it began."
     if not output.exists():  # stopped before a row was translated: run_job wrote nothing
@@ -93,12 +96,13 @@ def stopped_line(output: Path, source: Source | None = None) -> str:
     return f"stopped. Finished rows are in {output}; run the same command again to continue."
 
 
-async def translate_with_bar(source: Source, job: Job, output: Path, base_url: str) -> Summary:
+async def translate_with_bar(source: TableSource, job: Job, output: Path,
+                             settings: Settings) -> Summary:
     from glm1m.cli.bar import progress_bar
     from glm1m.llm import LlmClient
     from glm1m.translation.job import run_job
 
-    llm = LlmClient(Settings(base_url=base_url))
+    llm = LlmClient(settings)
     try:
         await llm.max_model_len()  # fail fast, before marking every row as failed
         with progress_bar() as show:

@@ -43,9 +43,12 @@ FORMATS = (
 )
 
 
+# The registry by suffix: what read_document, the upload checks and the upload sorting look up.
+BY_SUFFIX: dict[str, Format] = {suffix: f for f in FORMATS for suffix in f.suffixes}
+
+
 def format_of(filename: str) -> Format | None:
-    suffix = PurePosixPath(filename).suffix.lower()
-    return next((f for f in FORMATS if suffix in f.suffixes), None)
+    return BY_SUFFIX.get(PurePosixPath(filename).suffix.lower())
 
 
 def names() -> str:

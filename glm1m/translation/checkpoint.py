@@ -6,24 +6,25 @@ that row is simply translated again (it was never recorded, so nothing is transl
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from glm1m.errors import CsvError
 from glm1m.translation.fanout import Result
+from glm1m.translation.source import hash_file
 
 
 def fingerprint(input_path: Path, settings: dict[str, object]) -> str:
     """Identity of a job: the input's bytes and the settings that change its output."""
-    digest = hashlib.sha256()
-    with input_path.open("rb") as f:
-        while block := f.read(1 << 20):
-            digest.update(block)
-    digest.update(json.dumps(settings, sort_keys=True, ensure_ascii=False).encode())
-    return digest.hexdigest()
+    return fingerprint_of(hash_file(input_path), settings)
+
+
+def fingerprint_of(content: Any, settings: dict[str, object]) -> str:
+    """fingerprint() from a hashlib object already fed the input's bytes (TableSource.content)."""
+    content.update(json.dumps(settings, sort_keys=True, ensure_ascii=False).encode())
+    return str(content.hexdigest())
 
 
 class Checkpoint:

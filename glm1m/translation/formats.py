@@ -1,181 +1,77 @@
-"""The table formats a translation job reads and writes back (CSV, XLSX), behind one set of
-functions: job.py, the CLI and the app know a source, never its format.
-
-Cells are numbered row by row: cell index = data row * columns chosen + the column's place among
-them, so with one column the index is the row's, as checkpoints of earlier versions recorded it.
+"""Every table format a translation job reads and writes back, the one registry: a suffix maps to
+the format (source.TableFormat) whose source implements source.TableSource. job.py, the CLI, the
+app's flows and its upload checks read this registry and that interface; none of them knows a
+format. A new table format is one module with its TableSource and FORMAT, and one line here.
 """
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import replace
-from pathlib import Path
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path, PurePosixPath
 
-import pandas as pd
-
-from glm1m.errors import CsvError
 from glm1m.settings import Settings
+from glm1m.translation import table, xlsx
 from glm1m.translation.fanout import Result
-from glm1m.translation.table import (
-    CsvSource,
-    is_finished_output,
-    is_text,
-    open_source,
-    read_chunks,
-    text_columns as text_column_names,
-    translation_columns,
-    write_chunk,
-)
-from glm1m.translation.xlsx import (
-    OLE_MAGIC,
-    SCAN_ROWS,
-    XlsxSource,
-    cell_chunks as xlsx_chunks,
-    is_workbook_name,
-    open_workbook,
-    rows as xlsx_rows,
-)
+from glm1m.translation.source import TableFormat, TableSource
 
-Source = CsvSource | XlsxSource
-ZIP_MAGIC = b"PK\x03\x04"
-CsvWriter = Callable[[pd.DataFrame, Path, bool], None]
-XLSX_MIME = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+# A file is opened as the format its first bytes say (a workbook named .csv is the workbook it
+# is), else as its name's suffix says, else as a CSV. The order is the one sentences name them in.
+FORMATS: dict[str, TableFormat] = {suffix: f for f in (table.FORMAT, xlsx.FORMAT) for suffix in f.suffixes}
+GLOSSARY = table.FORMAT  # the format a glossary is read in (read_glossary)
+FALLBACK = table.FORMAT
 
 
-def open_table(path: Path, name: str | None = None, sheet: str | None = None,
-               columns: Sequence[str] = (), settings: Settings | None = None) -> Source:
-    """A CSV or an .xlsx workbook (by its name, or its first bytes when the name says neither),
-    with the sheet and columns chosen (default: the sheet Excel opens on, its first text column)."""
-    name = name or path.name
-    if is_workbook(path, name):
-        return open_workbook(path, sheet, columns, name, settings)
-    if sheet is not None:
-        raise CsvError(f"{name} is a CSV file, which has no sheets: leave out the sheet.")
-    return open_source(path, None, name, columns=columns)
+def table_formats() -> tuple[TableFormat, ...]:
+    """Each format once, in the registry's order."""
+    return tuple(dict.fromkeys(FORMATS.values()))
 
 
-def is_workbook(path: Path, name: str) -> bool:
-    """An .xlsx or .xls by its name, or a zip or OLE file by its first bytes (a CSV is neither)."""
+def named(filename: str) -> TableFormat | None:
+    """The format a file's name says (its suffix), if it is a table's."""
+    return FORMATS.get(PurePosixPath(filename).suffix.lower())
+
+
+def format_of(path: Path, name: str) -> TableFormat:
+    """The format by the file's first bytes when a format knows them, else by its name."""
     head = b""
     if path.exists():
         with path.open("rb") as f:
             head = f.read(8)
-    return (is_workbook_name(name) or Path(name).suffix.lower() == ".xls"
-            or head.startswith((ZIP_MAGIC, OLE_MAGIC)))
+    sniffed = next((f for f in table_formats() if f.sniff(name, head)), None)
+    return sniffed or named(name) or FALLBACK
 
 
-def text_columns(source: Source) -> tuple[str, ...]:
-    """The columns with text in their first rows (a CSV's first chunk, a sheet's first SCAN_ROWS
-    rows, as the default column is found): the ones worth offering. A column of numbers, dates
-    or empty cells (an id, an amount, a day) has nothing to translate."""
-    if isinstance(source, XlsxSource):
-        every = replace(source, chosen=source.columns)
-        found: set[int] = set()
-        each = xlsx_rows(every)
-        for _, texts in itertools.islice(each, SCAN_ROWS):
-            found.update(i for i, text in enumerate(texts) if is_text(text))
-        del each  # the generator ends now, and closes the workbook it holds open
-        return tuple(c for i, c in enumerate(source.columns) if i in found)
-    first = next(read_chunks(source), None)
-    return tuple(text_column_names(first)) if first is not None else ()
+def open_table(path: Path, name: str | None = None, sheet: str | None = None,
+               columns: Sequence[str] = (), settings: Settings | None = None) -> TableSource:
+    """A table of any registered format (by its first bytes or its name), with the sheet and
+    columns chosen (default: the sheet Excel opens on, its first text column)."""
+    name = name or path.name
+    return format_of(path, name).open(path, name, sheet, columns, settings)
 
 
-def chosen(source: Source) -> tuple[str, ...]:
-    return source.chosen
-
-
-def unit(source: Source) -> str:
-    return "rows" if len(source.chosen) == 1 else "cells"
-
-
-def output_suffix(source: Source) -> str:
-    return ".xlsx" if isinstance(source, XlsxSource) else ".csv"
-
-
-def mime(source: Source) -> str:
-    return XLSX_MIME if isinstance(source, XlsxSource) else "text/csv"
+def sheet_names(path: Path, name: str) -> tuple[str, ...]:
+    """The sheets a door may ask about, the one opened by default first; () without sheets."""
+    return format_of(path, name).sheet_names(path, name)
 
 
 def mime_of(output: Path) -> str:
-    return XLSX_MIME if output.suffix.lower() == ".xlsx" else "text/csv"
+    """The type of a job's output, by its suffix."""
+    return (named(output.name) or FALLBACK).mime
 
 
-def describe(source: Source) -> str:
-    """What will be read and translated, for the line a door shows first."""
-    names = ", ".join(repr(c) for c in source.chosen)
-    what = f"column{'s' if len(source.chosen) > 1 else ''} {names}"
-    if isinstance(source, XlsxSource):
-        return f"reading sheet {source.sheet!r} of {source.shown_name}; translating {what}"
-    return (f"reading {source.shown_name} as {source.encoding_name}{source.layout_words}; "
-            f"translating {what}")
+# Function forms of the interface, for callers that hold a source and a verb.
+def text_columns(source: TableSource) -> tuple[str, ...]:
+    return source.text_columns()
 
 
-def key_settings(source: Source) -> dict[str, object]:
-    """What of the source, besides its bytes, makes two jobs the same (one CSV column: the key
-    earlier versions used, so their checkpoints still resume)."""
-    if isinstance(source, XlsxSource):
-        return {"sheet": source.sheet, "columns": list(source.chosen)}
-    if len(source.chosen) == 1:
-        return {"column": source.column}
-    return {"columns": list(source.chosen)}
+def cell_chunks(source: TableSource) -> Iterator[list[str]]:
+    return source.cell_chunks()
 
 
-def cell_chunks(source: Source) -> Iterator[list[str]]:
-    """Every chosen cell's text in index order, a chunk of rows at a time (never the whole file)."""
-    if isinstance(source, XlsxSource):
-        yield from xlsx_chunks(source)
-        return
-    positions = source.positions  # by place: a header may name two columns alike, or none
-    for chunk in read_chunks(source):
-        frame = chunk.iloc[:, positions]
-        yield [str(v) for row in frame.itertuples(index=False, name=None) for v in row]
+def describe(source: TableSource) -> str:
+    return source.describe()
 
 
-def write_output(source: Source, results: Mapping[int, Result], into: Path, language: str,
-                 not_reached: str, write_csv: CsvWriter = write_chunk) -> None:
-    """The output in the input's format, written into `into` (the caller moves it into place)."""
-    if isinstance(source, XlsxSource):
-        from glm1m.translation.xlsx_output import assemble_xlsx
-
-        assemble_xlsx(source, results, into, language, not_reached)
-        return
-    _write_csv(source, results, into, language, not_reached, write_csv)
-
-
-def csv_headers(source: CsvSource, language: str) -> list[str]:
-    """One column: "translation" (as ever); several: "<column> (<language>)" for each."""
-    if len(source.chosen) == 1:
-        return ["translation"]
-    return translation_columns(source.columns, source.chosen, language)
-
-
-def _write_csv(source: CsvSource, results: Mapping[int, Result], into: Path, language: str,
-               not_reached: str, write: CsvWriter) -> None:
-    """The input's columns unchanged plus the translations and translation_error."""
-    headers, count, index = csv_headers(source, language), len(source.chosen), 0
-    for n, chunk in enumerate(read_chunks(source)):
-        translations: list[list[str]] = [[] for _ in headers]
-        errors = []
-        for _ in range(len(chunk)):
-            row_errors = []
-            for j in range(count):
-                result = results.get(index)
-                error = not_reached if result is None else result.error
-                translations[j].append((result.translation or "") if result and error is None else "")
-                if error is not None:
-                    row_errors.append(f"{source.chosen[j]}: {error}" if count > 1 else error)
-                index += 1
-            errors.append("; ".join(row_errors))
-        columns: dict[str, object] = dict(zip(headers, translations, strict=True))
-        chunk = chunk.assign(**columns, translation_error=errors)
-        write(pd.DataFrame(chunk), into, n == 0)
-
-
-def is_finished(source: Source, output: Path) -> bool:
-    """Whether `output` holds this job's result with every cell translated."""
-    if isinstance(source, XlsxSource):
-        from glm1m.translation.xlsx_output import is_finished_xlsx
-
-        return is_finished_xlsx(source, output)
-    return is_finished_output(output)
+def write_output(source: TableSource, results: Mapping[int, Result], into: Path, language: str,
+                 not_reached: str) -> None:
+    source.write_output(results, into, language, not_reached)

@@ -19,11 +19,10 @@ from glm1m.errors import CsvError
 from glm1m.files import replace_when_done
 from glm1m.llm import Llm
 from glm1m.progress import OnProgress, Progress, ignore
-from glm1m.translation.checkpoint import Checkpoint, fingerprint
+from glm1m.translation.checkpoint import Checkpoint, fingerprint_of
 from glm1m.translation.fanout import Job, Result, Row, translate_rows
-from glm1m.translation.formats import Source, cell_chunks, is_finished, key_settings, unit, write_output
 from glm1m.translation.lock import job_lock
-from glm1m.translation.table import write_chunk
+from glm1m.translation.source import TableSource
 
 NOT_REACHED = "not translated: the job stopped before this row; run it again to continue"
 
@@ -64,14 +63,15 @@ class Earlier:
     finished: bool
 
 
-def earlier_work(source: Source, output: Path, key: str) -> Earlier | None:
-    """Whether the job keyed `key` ran before into `output` (reads the whole input: call it off
-    the event loop); None when there is nothing of it to continue from or hand back."""
-    if is_finished(source, output):
-        total = count_rows(source)
-        return Earlier(total, total, unit(source), True)
+def earlier_work(source: TableSource, output: Path, key: str) -> Earlier | None:
+    """Whether the job keyed `key` ran before into `output` (reads the output and the checkpoint,
+    and a workbook's sheet to count its rows: call it off the event loop); None when there is
+    nothing of it to continue from or hand back."""
+    if source.is_finished(output):
+        total = source.cell_count()
+        return Earlier(total, total, source.unit, True)
     done = Checkpoint.count_translated(checkpoint_path(output), key)
-    return Earlier(done, count_rows(source), unit(source), False) if done else None
+    return Earlier(done, source.cell_count(), source.unit, False) if done else None
 
 
 def forget(output: Path) -> None:
@@ -80,10 +80,12 @@ def forget(output: Path) -> None:
         path.unlink(missing_ok=True)
 
 
-def job_key(source: Source, job: Job) -> str:
+def job_key(source: TableSource, job: Job) -> str:
     """What makes two runs the same job: the input's bytes and every setting that changes the
-    output (not the concurrency). A checkpoint resumes only the same job."""
-    return fingerprint(source.path, {**key_settings(source), **asdict(job), "concurrency": None})
+    output (not the concurrency). A checkpoint resumes only the same job. A CSV's bytes were
+    hashed as it was opened; a workbook's, or a file changed since, are read here."""
+    return fingerprint_of(source.content(), {**source.key_settings(), **asdict(job),
+                                             "concurrency": None})
 
 
 def check_output(output: Path, *inputs: Path) -> None:
@@ -99,14 +101,14 @@ def checkpoint_path(output: Path) -> Path:
     return output.with_name(output.name + ".progress.jsonl")
 
 
-def count_rows(source: Source) -> int:
+def count_rows(source: TableSource) -> int:
     """The cells to translate (the rows, with one column chosen)."""
-    return sum(len(chunk) for chunk in cell_chunks(source))
+    return source.cell_count()
 
 
-async def pending_rows(source: Source, checkpoint: Checkpoint) -> AsyncIterator[Row]:
+async def pending_rows(source: TableSource, checkpoint: Checkpoint) -> AsyncIterator[Row]:
     index = 0
-    for chunk in cell_chunks(source):
+    for chunk in source.cell_chunks():
         for text in chunk:
             if not checkpoint.translated(index):
                 yield Row(index, text)
@@ -114,7 +116,7 @@ async def pending_rows(source: Source, checkpoint: Checkpoint) -> AsyncIterator[
         await asyncio.sleep(0)  # let results flow between chunks of a large file
 
 
-async def run_job(source: Source, job: Job, llm: Llm, output: Path,
+async def run_job(source: TableSource, job: Job, llm: Llm, output: Path,
                   on_progress: OnProgress = ignore, key: str | None = None) -> Summary:
     """Translate `source` into `output`. Cancelling it still writes what was finished. `key` is
     job_key(source, job) when the caller has it already (it reads the whole input).
@@ -126,15 +128,15 @@ async def run_job(source: Source, job: Job, llm: Llm, output: Path,
         return await run_locked(source, job, llm, output, on_progress, key)
 
 
-async def run_locked(source: Source, job: Job, llm: Llm, output: Path, on_progress: OnProgress,
+async def run_locked(source: TableSource, job: Job, llm: Llm, output: Path, on_progress: OnProgress,
                      key: str | None) -> Summary:
-    # Fingerprinting, counting and assembling read the whole input: in a worker thread, so a
-    # 100 MB CSV does not freeze every other session's stream.
+    # Fingerprinting and counting a workbook, and assembling any output, read the whole input: in
+    # a worker thread, so a 100 MB CSV does not freeze every other session's stream.
     job_id: str = key if key else await asyncio.to_thread(job_key, source, job)
     checkpoint = Checkpoint.open(checkpoint_path(output), job_id)
-    total = await asyncio.to_thread(count_rows, source)
+    total = await asyncio.to_thread(source.cell_count)
     kept = sum(1 for r in checkpoint.results.values() if r.error is None)
-    progress = Progress("translating", kept, total, unit=unit(source), resumed=kept)
+    progress = Progress("translating", kept, total, unit=source.unit, resumed=kept)
     on_progress(progress)
 
     def finished(result: Result) -> None:
@@ -150,7 +152,7 @@ async def run_locked(source: Source, job: Job, llm: Llm, output: Path, on_progre
             pass
         stopped = False
     finally:
-        summary = summarise(checkpoint, output, total, stopped, unit(source), kept)
+        summary = summarise(checkpoint, output, total, stopped, source.unit, kept)
         try:
             if worth_writing(summary, source, output):
                 # Shielded: a second stop while the file is written must not cut it short.
@@ -168,7 +170,7 @@ async def run_locked(source: Source, job: Job, llm: Llm, output: Path, on_progre
     return summary
 
 
-def worth_writing(summary: Summary, source: Source, output: Path) -> bool:
+def worth_writing(summary: Summary, source: TableSource, output: Path) -> bool:
     """Whether the output is (re)written at the end of a run: always when it ran to the end; when
     stopped, only with a cell translated (a file of nothing but "not translated" rows told a user
     who stopped at once that there was something to download) and never over a finished output."""
@@ -176,7 +178,7 @@ def worth_writing(summary: Summary, source: Source, output: Path) -> bool:
         return True
     if summary.translated == 0:
         return False
-    return summary.complete or not is_finished(source, output)
+    return summary.complete or not source.is_finished(output)
 
 
 def summarise(checkpoint: Checkpoint, output: Path, total: int, stopped: bool,
@@ -187,10 +189,9 @@ def summarise(checkpoint: Checkpoint, output: Path, total: int, stopped: bool,
                    resumed)
 
 
-def assemble(source: Source, checkpoint: Checkpoint, output: Path, language: str = "") -> None:
+def assemble(source: TableSource, checkpoint: Checkpoint, output: Path, language: str = "") -> None:
     """Write the output in the input's format (the input's cells unchanged, the translations and
     translation_error beside them) into a file beside `output` that replaces it only once whole
     (an interrupted assembly leaves the old)."""
     with replace_when_done(output) as assembling:
-        # The CSV chunk writer is looked up here, in this module: a test fills the disk through it.
-        write_output(source, checkpoint.results, assembling, language, NOT_REACHED, write_chunk)
+        source.write_output(checkpoint.results, assembling, language, NOT_REACHED)

@@ -1,29 +1,33 @@
-"""CSV files in and out: the encoding (glm1m.encoding), the delimiter and the header row found,
-streaming chunks with every row checked against the header, the column to translate, and an
-Excel-safe export. Rows are split by Python's csv module (pandas guessed an index column when a
-row was one field longer than the header, and renamed empty and repeated header cells); chunks
-are pandas frames. Nothing here imports Chainlit."""
+"""CSV files in, the CSV TableSource (source.py) and its FORMAT: the encoding (glm1m.encoding),
+the delimiter and the header row found, streaming chunks with every row checked against the
+header, the columns to translate, glossaries. The Excel-safe export is csv_output.py. Rows are
+split by Python's csv module (pandas guessed an index column when a row was one field longer than
+the header, and renamed empty and repeated header cells); chunks are pandas frames. Nothing here
+imports Chainlit."""
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import itertools
 import re
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
 
 import pandas as pd
 
 from glm1m.encoding import detect_encoding as find_encoding, encoding_name
 from glm1m.errors import CsvError
+from glm1m.translation.source import Reading, TableFormat, TableSource, stamp
+
+if TYPE_CHECKING:
+    from glm1m.translation.fanout import Result
 
 CHUNK_ROWS = 5_000
-# Excel and LibreOffice run a cell starting with one of these as a formula: OWASP's CSV-injection
-# list (=, +, -, @, TAB, CR), and NUL from OWASP ASVS 5.0 (requirement 1.2.10).
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\0")
 NUMBER = re.compile(r"[+-]?(\d{1,3}(,\d{3})+(\.\d*)?|\d+([.,]\d*)?|[.,]\d+)([eE][+-]?\d+)?%?")
 # A date or a time as spreadsheets write them (2024-01-05, 2024/1/5 9:30, 2024年1月5日, 05.01.2024,
 # 9:30:00): like a number, nothing to translate, so such a column is not offered.
@@ -40,15 +44,17 @@ FIELD_LIMIT = 1 << 30
 
 
 @dataclass(frozen=True)
-class CsvSource:
+class CsvSource(TableSource):
     path: Path
     encoding: str
     columns: tuple[str, ...]
-    column: str  # the one to translate (the first, when several are)
+    chosen: tuple[str, ...]  # the columns to translate, in the order asked
     name: str = ""  # as the user knows the file (an upload is stored under another name)
-    targets: tuple[str, ...] = ()  # every column to translate, when more than `column`
     delimiter: str = ","
     header_row: int = 1  # the rows above it (a title, comments) are not read
+    row_count: int = 0  # the data rows, counted as the file was checked
+    texts: tuple[str, ...] = ()  # the columns with text in the first chunk
+    opened: tuple[tuple[int, int], Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def positions(self) -> list[int]:
@@ -66,16 +72,50 @@ class CsvSource:
         return f" ({'; '.join(words)})" if words else ""
 
     @property
-    def chosen(self) -> tuple[str, ...]:
-        return self.targets if self.targets and self.targets[0] == self.column else (self.column,)
-
-    @property
-    def shown_name(self) -> str:
-        return self.name or self.path.name
-
-    @property
     def encoding_name(self) -> str:
         return encoding_name(self.encoding)
+
+    def read_as(self) -> str:
+        return f"{self.shown_name} as {self.encoding_name}{self.layout_words}"
+
+    @property
+    def reading(self) -> Reading:
+        return Reading(None, self.encoding_name, self.delimiter, self.header_row, self.layout_words)
+
+    def with_columns(self, columns: Sequence[str]) -> CsvSource:
+        return replace(self, chosen=tuple(dict.fromkeys(columns)))
+
+    def text_columns(self) -> tuple[str, ...]:
+        return self.texts
+
+    def data_rows(self) -> int:
+        return self.row_count
+
+    def opened_digest(self) -> tuple[tuple[int, int], Any] | None:
+        return self.opened
+
+    def cell_chunks(self) -> Iterator[list[str]]:
+        positions = self.positions  # by place: a header may name two columns alike, or none
+        for chunk in read_chunks(self):
+            frame = chunk.iloc[:, positions]
+            yield [str(v) for row in frame.itertuples(index=False, name=None) for v in row]
+
+    def key_settings(self) -> dict[str, object]:
+        """One column: the key earlier versions used, so their checkpoints still resume."""
+        if len(self.chosen) == 1:
+            return {"column": self.column}
+        return {"columns": list(self.chosen)}
+
+    def write_output(self, results: Mapping[int, Result], into: Path, language: str,
+                     not_reached: str) -> None:
+        from glm1m.translation.csv_output import write_csv
+
+        write_csv(self, results, into, language, not_reached)
+
+    def is_finished(self, output: Path) -> bool:
+        from glm1m.translation.csv_output import is_finished_output
+
+        return is_finished_output(output)
 
 
 def detect_encoding(path: Path, name: str | None = None) -> str:
@@ -147,13 +187,15 @@ def find_layout(text: str, name: str) -> Layout:
     return Layout(delimiter, first[0], tuple(first[1]))
 
 
-def _rows(path: Path, encoding: str, layout: Layout, name: str) -> Iterator[list[str]]:
+def _rows(path: Path, encoding: str, layout: Layout, name: str, digest: Any = None
+          ) -> Iterator[list[str]]:
     """The data rows below the header, each with as many cells as the header: a shorter row
     ends in empty cells (as spreadsheets read it), a longer one may only have empty cells past
-    the header's (Excel writes those); any other is refused naming its row."""
+    the header's (Excel writes those); any other is refused naming its row. `digest`, a hashlib
+    object, is fed the file's bytes as they are read."""
     width = len(layout.header)
     csv.field_size_limit(FIELD_LIMIT)
-    with path.open(encoding=encoding, newline="") as f:
+    with _text_file(path, encoding, digest) as f:
         reader = csv.reader(f, delimiter=layout.delimiter)
         number = 0
         try:
@@ -203,16 +245,18 @@ def open_source(path: Path, column: str | None = None, name: str | None = None,
                 columns: Sequence[str] = ()) -> CsvSource:
     """Check the file and choose the column: the named one (or `columns`, several), else the
     first text column. `name` is the file's name in messages (default: the path's). Every row
-    is read once here, so a row that does not fit the header is refused before any is sent."""
+    is read once here (after the encoding's check), so a row that does not fit the header is
+    refused before any is sent; the same pass counts the rows and hashes the bytes for the job's
+    key, so neither reads the file again."""
     name = name or path.name
     if not path.exists() or path.stat().st_size == 0:
         raise CsvError(f"{name} is empty: there is nothing to translate.")
     encoding = detect_encoding(path, name)
     layout = find_layout(_text_sample(path, encoding), name)
-    rows = _rows(path, encoding, layout, name)
+    before, digest = stamp(path), hashlib.sha256()
+    rows = _rows(path, encoding, layout, name, digest)
     first = next(_frames(itertools.islice(rows, CHUNK_ROWS), layout.header), None)
-    for _ in rows:  # the rest, for their field counts
-        pass
+    count = 0 if first is None else len(first) + sum(1 for _ in rows)  # the rest, for their fields
     if first is None:
         raise CsvError(f"{name} has a header but no rows: there is nothing to translate.")
     header = layout.header
@@ -221,9 +265,35 @@ def open_source(path: Path, column: str | None = None, name: str | None = None,
         if each not in header:
             raise CsvError(f"{name} has no column named {each!r}; its columns are "
                            f"{', '.join(header)}.")
-    chosen = wanted[0] if wanted else first_text_column(first)
-    return CsvSource(path, encoding, header, chosen, name, wanted if len(wanted) > 1 else (),
-                     layout.delimiter, layout.header_row)
+    opened = (before, digest) if stamp(path) == before else None  # changed while read: hash again
+    return CsvSource(path, encoding, header, wanted or (first_text_column(first),), name,
+                     layout.delimiter, layout.header_row, count, tuple(text_columns(first)), opened)
+
+
+class _Hashing(io.RawIOBase):
+    """A binary file that feeds every byte read from it to a hashlib object."""
+
+    def __init__(self, path: Path, digest: Any) -> None:
+        self._file, self._digest = path.open("rb", buffering=0), digest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        n = self._file.readinto(buffer)
+        if n:
+            self._digest.update(memoryview(buffer)[:n])
+        return n or 0
+
+    def close(self) -> None:
+        self._file.close()
+        super().close()
+
+
+def _text_file(path: Path, encoding: str, digest: Any) -> IO[str]:
+    if digest is None:
+        return path.open(encoding=encoding, newline="")
+    return io.TextIOWrapper(io.BufferedReader(_Hashing(path, digest)), encoding=encoding, newline="")
 
 
 def first_text_column(frame: pd.DataFrame) -> str:
@@ -242,39 +312,6 @@ def is_text(value: str) -> bool:
     """A cell worth translating: not empty, not a number, not a date or a time."""
     value = value.strip()
     return bool(value) and not NUMBER.fullmatch(value) and not DATE.fullmatch(value)
-
-
-def neutralise(cell: str) -> str:
-    """Prefix a quote to cells a spreadsheet would run as a formula; plain numbers stay numbers."""
-    if cell.startswith(FORMULA_START) and not NUMBER.fullmatch(cell.strip()):
-        return "'" + cell
-    return cell
-
-
-def write_chunk(frame: pd.DataFrame, out: Path, first: bool) -> None:
-    r"""Append a chunk; the first one writes the header and a UTF-8 BOM so Excel shows Chinese.
-    Header and cells are neutralised. Every field is quoted: QUOTE_MINIMAL quotes only fields
-    with the line terminator ("\n"), a comma or a quote, so a cell's bare "\r" (a line break to
-    Excel, LibreOffice and Python's csv) split its row in two, and readers that also break lines
-    at \x0b, \x0c, \x1c-\x1e, \x85, U+2028 or U+2029 (like str.splitlines) could do the same."""
-    safe = frame.map(lambda v: neutralise(v) if isinstance(v, str) else v)
-    safe.columns = [neutralise(str(c)) for c in frame.columns]
-    safe.to_csv(out, mode="w" if first else "a", header=first, index=False,
-                encoding="utf-8-sig" if first else "utf-8", quoting=csv.QUOTE_ALL)
-
-
-def is_finished_output(path: Path) -> bool:
-    """Whether `path` is an output of this module with rows, every one of them translated."""
-    rows = 0
-    try:
-        for chunk in pd.read_csv(path, encoding="utf-8-sig", dtype=str, keep_default_na=False,
-                                 usecols=["translation_error"], chunksize=CHUNK_ROWS):
-            if (chunk["translation_error"] != "").any():
-                return False
-            rows += len(chunk)
-    except (OSError, ValueError):  # missing, not a CSV, no such column, not UTF-8
-        return False
-    return rows > 0
 
 
 def read_glossary(path: Path, name: str | None = None) -> tuple[tuple[str, str], ...]:
@@ -296,13 +333,13 @@ def read_glossary(path: Path, name: str | None = None) -> tuple[tuple[str, str],
     return tuple(pairs)
 
 
-def translation_columns(existing: Sequence[str], chosen: Sequence[str], language: str) -> list[str]:
-    """"<column> (<language>)" for each chosen column, numbered where a name is already taken."""
-    taken, headers = set(existing), []
-    for column in chosen:
-        header, n = f"{column} ({language})", 2
-        while header in taken:
-            header, n = f"{column} ({language}) {n}", n + 1
-        taken.add(header)
-        headers.append(header)
-    return headers
+def _open(path: Path, name: str, sheet: str | None, columns: Sequence[str],
+          settings: object = None) -> CsvSource:
+    if sheet is not None:
+        raise CsvError(f"{name} is a CSV file, which has no sheets: leave out the sheet.")
+    return open_source(path, None, name, columns=columns)
+
+
+FORMAT = TableFormat("CSV", (".csv",), ("text/csv", "application/csv"), "csv_max_mb",
+                     "to translate a column", _open, lambda path, name: (), lambda name, head: False)
+CsvSource.format = FORMAT

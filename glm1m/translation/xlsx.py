@@ -1,6 +1,7 @@
-"""Excel workbooks (.xlsx) in: the container checked before openpyxl reads it, the sheet and the
-columns to translate, the cells read in streaming mode (read_only: one row at a time, so a sheet's
-size never sits in memory here). Writing the result is in xlsx_output.py. No Chainlit here.
+"""Excel workbooks (.xlsx) in: the container checked before openpyxl reads it (xlsx_container.py),
+the sheet and the columns to translate, the cells read in streaming mode (read_only: one row at a
+time, so a sheet's size never sits in memory here). Writing the result is in xlsx_output.py. No
+Chainlit here.
 
 What a cell gives to translate is what the reader sees: its text, or for a formula its cached
 result when that is text (data_only). Numbers, dates, booleans and errors are not text; their
@@ -10,30 +11,28 @@ computing it) reads as empty too.
 
 from __future__ import annotations
 
-import io
-import warnings
-import zipfile
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any
 
 from glm1m.errors import CsvError
 from glm1m.settings import Settings, get_settings
+from glm1m.translation.source import Reading, TableFormat, TableSource
+from glm1m.translation.xlsx_container import OLE_MAGIC, check_container, load
+
+if TYPE_CHECKING:
+    from glm1m.translation.fanout import Result
 
 CHUNK_ROWS = 5_000
 SCAN_ROWS = 5_000  # rows looked at to find the first text column
 TITLE_ROWS = 10  # rows with one value (titles, notes) looked past to find the header row
-MB = 1024 * 1024
-# An encrypted (password-protected) OOXML file is not a zip but an OLE compound file holding an
-# "EncryptedPackage" stream (MS-OFFCRYPTO 2.3.4.4); an old .xls is an OLE file without one.
-OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
-ENCRYPTED_STREAM = "EncryptedPackage".encode("utf-16-le")
-SUFFIXES = (".xlsx",)
+ZIP_MAGIC = b"PK\x03\x04"
 
 
 @dataclass(frozen=True)
-class XlsxSource:
+class XlsxSource(TableSource):
     path: Path
     sheet: str
     sheets: tuple[str, ...]
@@ -43,14 +42,8 @@ class XlsxSource:
     chosen: tuple[str, ...]  # labels of the columns to translate, in the order asked
     name: str = ""
     max_rows: int = 300_000
-
-    @property
-    def shown_name(self) -> str:
-        return self.name or self.path.name
-
-    @property
-    def column(self) -> str:
-        return self.chosen[0]
+    texts: tuple[str, ...] = ()  # the columns with text in the first SCAN_ROWS rows
+    row_count: int | None = None  # the data rows, when opening read them all (a short sheet)
 
     @property
     def encoding_name(self) -> str:
@@ -64,95 +57,49 @@ class XlsxSource:
     def listing(self) -> str:
         return ", ".join(shown(c, letter) for c, letter in zip(self.columns, self.letters, strict=True))
 
+    def label(self, column: str) -> str:
+        return shown(column, self.letters[self.position(column)])
+
+    def read_as(self) -> str:
+        return f"sheet {self.sheet!r} of {self.shown_name}"
+
+    @property
+    def reading(self) -> Reading:
+        return Reading(sheet=self.sheet, header_row=self.header_row)
+
+    def with_columns(self, columns: Sequence[str]) -> XlsxSource:
+        return replace(self, chosen=tuple(dict.fromkeys(columns)))
+
+    def text_columns(self) -> tuple[str, ...]:
+        return self.texts
+
+    def data_rows(self) -> int:
+        return self.row_count if self.row_count is not None else self._counted
+
+    @cached_property
+    def _counted(self) -> int:  # once per source: the job and its earlier work both ask
+        return sum(1 for _ in rows(self))
+
+    def cell_chunks(self) -> Iterator[list[str]]:
+        return cell_chunks(self)
+
+    def key_settings(self) -> dict[str, object]:
+        return {"sheet": self.sheet, "columns": list(self.chosen)}
+
+    def write_output(self, results: Mapping[int, Result], into: Path, language: str,
+                     not_reached: str) -> None:
+        from glm1m.translation.xlsx_output import assemble_xlsx
+
+        assemble_xlsx(self, results, into, language, not_reached)
+
+    def is_finished(self, output: Path) -> bool:
+        from glm1m.translation.xlsx_output import is_finished_xlsx
+
+        return is_finished_xlsx(self, output)
+
 
 def shown(label: str, letter: str) -> str:
     return label if label == letter else f"{label} ({letter})"
-
-
-def is_workbook_name(name: str) -> bool:
-    return Path(name).suffix.lower() in SUFFIXES
-
-
-def check_container(path: Path, name: str, settings: Settings) -> None:
-    """One sentence for what openpyxl would meet with a traceback or a memory blow-up: an empty
-    file, a password-protected one, an old .xls, not a zip, a zip bomb, a zip without a workbook.
-    The sizes checked are the zip directory's: Python's zipfile never inflates a member past the
-    size its directory declares (it stops there and fails the CRC), so a lying entry cannot pass."""
-    if not path.exists() or path.stat().st_size == 0:
-        raise CsvError(f"{name} is empty: there is nothing to translate.")
-    with path.open("rb") as f:
-        head = f.read(len(OLE_MAGIC))
-    if head == OLE_MAGIC:
-        if _holds(path, ENCRYPTED_STREAM):
-            raise CsvError(f"{name} is protected with a password (encrypted), so glm1m cannot read "
-                           f"it. Open it in Excel, remove the password (File > Info > Protect "
-                           f"Workbook), save, and attach it again.")
-        raise CsvError(f"{name} is an old-style Excel 97-2003 workbook (.xls), which glm1m does not "
-                       f"write back. Save it as .xlsx (Excel Workbook) and attach that.")
-    try:
-        with zipfile.ZipFile(path) as archive:
-            members = archive.infolist()
-    except (zipfile.BadZipFile, OSError) as error:
-        raise CsvError(f"{name} is not a readable .xlsx workbook (damaged, cut short, or another "
-                       f"kind of file). Save it again from Excel as .xlsx.") from error
-    unpacked = sum(m.file_size for m in members)
-    limit = settings.xlsx_max_unpacked_mb
-    if unpacked > limit * MB:
-        raise CsvError(f"{name} unpacks to {unpacked / MB:,.0f} MB, more than the {limit:g} MB glm1m "
-                       f"reads from one workbook (GLM1M_XLSX_MAX_UNPACKED_MB). Split it into smaller "
-                       f"workbooks.")
-    if not any(m.filename == "xl/workbook.xml" for m in members):
-        raise CsvError(f"{name} is a zip file but not an Excel workbook (no xl/workbook.xml). Save it "
-                       f"again from Excel as .xlsx.")
-
-
-def _holds(path: Path, needle: bytes) -> bool:
-    tail = b""
-    with path.open("rb") as f:
-        while block := f.read(1 << 20):
-            if needle in tail + block:
-                return True
-            tail = block[-len(needle):]
-    return False
-
-
-def load(path: Path, name: str, **kw: Any) -> Any:
-    """openpyxl's workbook, or the sentence: a damaged part raises whatever openpyxl's parser meets
-    (KeyError, ValueError, ParseError, TypeError...), so any exception here means a damaged file.
-    Opened as a file object: an upload is stored without its .xlsx suffix, which load_workbook's
-    suffix check would refuse."""
-    # Imported here: `glm1m --help` stays fast.
-    from openpyxl import load_workbook  # type: ignore[import-untyped]
-
-    from glm1m.documents.ooxml import transitional_bytes
-
-    # A Strict OOXML workbook: openpyxl finds none of its sheets (ooxml.py says why); read the
-    # same workbook made Transitional, from memory (check_container bounded its size).
-    strict = transitional_bytes(path)
-    handle: BinaryIO = path.open("rb") if strict is None else io.BytesIO(strict)
-    try:
-        with warnings.catch_warnings():  # "extension not supported": the sheet still reads
-            warnings.simplefilter("ignore")
-            book = load_workbook(handle, **kw)
-    except MemoryError:
-        handle.close()
-        raise
-    except Exception as error:
-        handle.close()
-        raise CsvError(f"{name} could not be read as an .xlsx workbook ({type(error).__name__} in "
-                       f"openpyxl): it is damaged, or holds a part glm1m cannot read. Open it in "
-                       f"Excel, save it again as .xlsx, and retry.") from error
-    if not kw.get("read_only"):
-        handle.close()  # a whole workbook has been read by now
-        return book
-    close = book.close
-
-    def close_both() -> None:  # the file ends with the book (ZipFile leaves a file it was given open)
-        close()
-        handle.close()
-
-    book.close = close_both
-    return book
 
 
 def sheet_names(path: Path, name: str, settings: Settings | None = None) -> tuple[str, ...]:
@@ -189,7 +136,7 @@ def open_workbook(path: Path, sheet: str | None = None, columns: Sequence[str] =
             ws = book[sheets[0]]
         title = ws.title
         _check_rows(ws, name, settings.xlsx_max_rows)
-        header_row, header, scanned = _scan(ws)
+        header_row, header, scanned, last = _scan(ws)
     finally:
         book.close()
     if header_row == 0:
@@ -197,14 +144,16 @@ def open_workbook(path: Path, sheet: str | None = None, columns: Sequence[str] =
                        f"{_others(sheets, title)}.")
     letters = tuple(_letter(i) for i in range(len(header)))
     labels = _labels(header, letters)
+    texts = _text_columns(labels, scanned)
+    # rows() reads down to the last row with a value: known here when the scan read the sheet whole.
+    counted = last - header_row if last is not None and last <= settings.xlsx_max_rows else None
     source = XlsxSource(path, title, sheets, header_row, labels, letters, (), name,
-                        settings.xlsx_max_rows)
-    chosen = tuple(_find(source, c) for c in columns) or (_first_text(labels, scanned),)
+                        settings.xlsx_max_rows, texts, counted)
+    chosen = tuple(_find(source, c) for c in columns) or ((texts or labels)[0],)
     if not scanned:
         raise CsvError(f"Sheet {title!r} of {name} has a header row but no rows below it: there is "
                        f"nothing to translate{_others(sheets, title)}.")
-    return XlsxSource(path, title, sheets, header_row, labels, letters,
-                      tuple(dict.fromkeys(chosen)), name, settings.xlsx_max_rows)
+    return source.with_columns(chosen)
 
 
 def _others(sheets: tuple[str, ...], title: str) -> str:
@@ -232,14 +181,18 @@ def too_many_rows(name: str, sheet: str, limit: int) -> str:
             f"translate into a workbook of their own.")
 
 
-def _scan(ws: Any) -> tuple[int, tuple[Any, ...], list[tuple[Any, ...]]]:
-    """The header row, its cells, and up to SCAN_ROWS rows below it. The header is the first row
-    with two values or more among the first TITLE_ROWS rows with a value (a title above the
-    table, often merged across it, holds one), else the first row with a value. Rows above the
-    header are kept as they are and not translated."""
-    header_row, header, rows = 0, (), []
+def _scan(ws: Any) -> tuple[int, tuple[Any, ...], list[tuple[Any, ...]], int | None]:
+    """The header row, its cells, up to SCAN_ROWS rows below it, and the last row with a value
+    when that was the whole sheet (else None). The header is the first row with two values or
+    more among the first TITLE_ROWS rows with a value (a title above the table, often merged
+    across it, holds one), else the first row with a value. Rows above the header are kept as
+    they are and not translated."""
+    header_row, header, rows, last = 0, (), [], 0
     candidates: list[tuple[int, tuple[Any, ...]]] = []
+    ended: bool = False
     for number, values in enumerate(all_rows(ws), start=1):
+        if any(v is not None for v in values):
+            last = number
         if header_row == 0:
             if any(v is not None for v in values):
                 candidates.append((number, values))
@@ -252,13 +205,15 @@ def _scan(ws: Any) -> tuple[int, tuple[Any, ...], list[tuple[Any, ...]]]:
         rows.append(values)
         if len(rows) >= SCAN_ROWS:
             break
+    else:
+        ended = True
     if header_row == 0 and candidates:  # fewer rows with a value than TITLE_ROWS, none wide
         header_row, header = candidates[0][0], _trimmed(candidates[0][1])
         rows = [v for n, v in candidates if n > header_row]
     width = max([len(header)] + [len(_trimmed(r)) for r in rows]) if header_row else 0
     while rows and all(v is None for v in rows[-1]):
         rows.pop()  # rows below the last value are not data
-    return header_row, tuple(header) + (None,) * (width - len(header)), rows
+    return header_row, tuple(header) + (None,) * (width - len(header)), rows, last if ended else None
 
 
 def all_rows(ws: Any) -> Iterator[tuple[Any, ...]]:
@@ -300,13 +255,12 @@ def _find(source: XlsxSource, wanted: str) -> str:
                    f"columns are {source.listing()}.")
 
 
-def _first_text(labels: tuple[str, ...], rows: list[tuple[Any, ...]]) -> str:
+def _text_columns(labels: tuple[str, ...], rows: list[tuple[Any, ...]]) -> tuple[str, ...]:
+    """The columns with text (not a number, a date or an error value) in the rows scanned."""
     from glm1m.translation.table import is_text
 
-    for i, label in enumerate(labels):
-        if any(i < len(r) and isinstance(r[i], str) and is_text(r[i]) for r in rows):
-            return label
-    return labels[0]
+    return tuple(label for i, label in enumerate(labels)
+                 if any(i < len(r) and is_text(text_of(r[i])) for r in rows))
 
 
 def text_of(value: Any) -> str:
@@ -350,3 +304,21 @@ def cell_chunks(source: XlsxSource) -> Iterator[list[str]]:
             chunk = []
     if chunk:
         yield chunk
+
+
+def _sniff(name: str, head: bytes) -> bool:
+    """A zip or an OLE file (an .xlsx, an encrypted one, an old .xls) by any name, or a name in
+    .xls: check_container gives each its sentence."""
+    return Path(name).suffix.lower() == ".xls" or head.startswith((ZIP_MAGIC, OLE_MAGIC))
+
+
+def _open(path: Path, name: str, sheet: str | None, columns: Sequence[str],
+          settings: Settings | None) -> XlsxSource:
+    return open_workbook(path, sheet, columns, name, settings)
+
+
+FORMAT = TableFormat("XLSX", (".xlsx",),
+                     ("application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",),
+                     "xlsx_max_mb", "to translate columns of a sheet", _open,
+                     lambda path, name: sheet_names(path, name), _sniff)
+XlsxSource.format = FORMAT

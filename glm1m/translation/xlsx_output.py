@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from glm1m.errors import CsvError
+from glm1m.translation.csv_output import FORMULA_START, translation_columns
 from glm1m.translation.fanout import Result
-from glm1m.translation.table import FORMULA_START, translation_columns
-from glm1m.translation.xlsx import XlsxSource, all_rows, load, rows
+from glm1m.translation.xlsx import XlsxSource, all_rows, rows
+from glm1m.translation.xlsx_container import load
 
 ERROR_HEADER = "translation_error"
 MAX_COLUMNS = 16_384  # Excel's last column, XFD

@@ -9,7 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from glm1m.translation.table import neutralise, open_source, read_chunks, write_chunk
+from glm1m.translation.csv_output import neutralise, write_chunk
+from glm1m.translation.table import open_source, read_chunks
 
 # Every character a reader might take as a line break or choke on: C0 controls (NUL included),
 # DEL, NEL, and the Unicode line and paragraph separators (str.splitlines breaks at \x0b, \x0c,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import glm1m.translation.job as job_module
+import glm1m.translation.csv_output as csv_output
 from glm1m.cli.main import build_parser
 from glm1m.cli.translate import stopped_line
 from glm1m.errors import CsvError, ServerError
@@ -161,19 +161,19 @@ async def test_an_interrupted_assembly_leaves_the_previous_output_whole(
     # The same job again, and the disk fills while the output is being written, after its first
     # chunk (assembly runs in a worker thread: a Ctrl-C reaches the main thread, which waits for it).
     monkeypatch.setattr("glm1m.translation.table.CHUNK_ROWS", 3)
-    real_write = job_module.write_chunk
+    real_write = csv_output.write_chunk
 
     def write_then_stop(frame: pd.DataFrame, path: Path, first: bool) -> None:
         if not first:
             raise OSError(28, "No space left on device")
         real_write(frame, path, first)
 
-    monkeypatch.setattr(job_module, "write_chunk", write_then_stop)
+    monkeypatch.setattr(csv_output, "write_chunk", write_then_stop)
     with pytest.raises(CsvError, match="could not be written .No space left on device.. Free some space"):
         await run(tmp_path, ScriptedLlm(reply=lambda messages: "other"))
     assert out.read_bytes() == before  # not cut after the first chunk
     assert parts_left(tmp_path) == []
-    monkeypatch.setattr(job_module, "write_chunk", real_write)
+    monkeypatch.setattr(csv_output, "write_chunk", real_write)
     again = ScriptedLlm()
     assert (await run(tmp_path, again)).complete  # the interrupted run's rows were kept
     assert again.calls == [] and list(read_output(out)["translation"]) == ["other"] * ROWS

@@ -73,3 +73,50 @@ def test_help_and_plan_load_no_heavy_library() -> None:
         assert done.returncode == 0, done.stderr
         loaded = {top(m) for m in ast.literal_eval(done.stdout.strip().splitlines()[-1])}
         assert loaded == expected, argv
+
+
+# A table format's own modules: its source, its output, and the registry that names them all.
+TABLE_CLASSES = {"CsvSource", "XlsxSource", "TableSource"}
+TABLE_MODULES = {"glm1m/translation/table.py", "glm1m/translation/csv_output.py",
+                 "glm1m/translation/xlsx.py", "glm1m/translation/xlsx_output.py"}
+
+
+def names_in(node: ast.AST) -> set[str]:
+    return ({n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            | {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)})
+
+
+def test_nothing_outside_a_table_format_asks_which_format_a_table_is() -> None:
+    """A new table format is one module and one line in translation/formats.py: the job, the CLI
+    and the app's flows call the TableSource interface, and never branch on a source's class."""
+    offenders = []
+    for path in sources("glm1m", "chainlit_app", "server", "bench"):
+        where = path.relative_to(ROOT).as_posix()
+        if where in TABLE_MODULES:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id in ("isinstance", "issubclass") and len(node.args) == 2
+                    and names_in(node.args[1]) & TABLE_CLASSES):
+                offenders.append(f"{where}:{node.lineno}")
+    assert offenders == []
+
+
+def test_each_file_suffix_glm1m_reads_is_written_once_in_its_registry() -> None:
+    """The upload checks, the upload sorting, the CLI and the flows read the two registries (the
+    documents' and the tables'); none keeps a list of suffixes of its own."""
+    from glm1m.documents.formats import FORMATS as DOCUMENTS
+    from glm1m.translation.formats import FORMATS as TABLES
+
+    suffixes = {s for f in DOCUMENTS for s in f.suffixes} | set(TABLES)
+    written: dict[str, list[str]] = {}
+    for path in sources("glm1m", "chainlit_app", "server"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+                    node.value.lower() in suffixes:
+                written.setdefault(node.value.lower(), []).append(path.relative_to(ROOT).as_posix())
+    assert {s: places for s, places in written.items() if len(places) > 1} == {}
+    assert set(written) == suffixes
+    registries = {"glm1m.documents.formats", "glm1m.translation.formats"}
+    for door in ("uploads.py", "upload_guard.py"):
+        assert imports_of(ROOT / "chainlit_app" / door) >= registries, door

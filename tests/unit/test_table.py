@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from glm1m.translation.table import (CHUNK_ROWS, CsvError, neutralise, open_source, read_chunks,
-                                 read_glossary, write_chunk)
+from glm1m.translation.csv_output import neutralise, write_chunk
+from glm1m.translation.table import CHUNK_ROWS, CsvError, open_source, read_chunks, read_glossary
 
 CHINESE = "标题,内容\n1,你好，世界\n2,合同条款\n"
 

@@ -1,0 +1,102 @@
+"""An .xlsx workbook's container checked before openpyxl reads any of it (an empty file, a
+password, an old .xls, not a zip, a zip bomb, no workbook inside), and openpyxl's loading with one
+sentence for whatever it meets in a damaged file. No Chainlit here."""
+
+from __future__ import annotations
+
+import io
+import warnings
+import zipfile
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from glm1m.errors import CsvError
+from glm1m.settings import Settings
+
+MB = 1024 * 1024
+# An encrypted (password-protected) OOXML file is not a zip but an OLE compound file holding an
+# "EncryptedPackage" stream (MS-OFFCRYPTO 2.3.4.4); an old .xls is an OLE file without one.
+OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+ENCRYPTED_STREAM = "EncryptedPackage".encode("utf-16-le")
+
+
+def check_container(path: Path, name: str, settings: Settings) -> None:
+    """One sentence for what openpyxl would meet with a traceback or a memory blow-up: an empty
+    file, a password-protected one, an old .xls, not a zip, a zip bomb, a zip without a workbook.
+    The sizes checked are the zip directory's: Python's zipfile never inflates a member past the
+    size its directory declares (it stops there and fails the CRC), so a lying entry cannot pass."""
+    if not path.exists() or path.stat().st_size == 0:
+        raise CsvError(f"{name} is empty: there is nothing to translate.")
+    with path.open("rb") as f:
+        head = f.read(len(OLE_MAGIC))
+    if head == OLE_MAGIC:
+        if _holds(path, ENCRYPTED_STREAM):
+            raise CsvError(f"{name} is protected with a password (encrypted), so glm1m cannot read "
+                           f"it. Open it in Excel, remove the password (File > Info > Protect "
+                           f"Workbook), save, and attach it again.")
+        raise CsvError(f"{name} is an old-style Excel 97-2003 workbook (.xls), which glm1m does not "
+                       f"write back. Save it as .xlsx (Excel Workbook) and attach that.")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+    except (zipfile.BadZipFile, OSError) as error:
+        raise CsvError(f"{name} is not a readable .xlsx workbook (damaged, cut short, or another "
+                       f"kind of file). Save it again from Excel as .xlsx.") from error
+    unpacked = sum(m.file_size for m in members)
+    limit = settings.xlsx_max_unpacked_mb
+    if unpacked > limit * MB:
+        raise CsvError(f"{name} unpacks to {unpacked / MB:,.0f} MB, more than the {limit:g} MB glm1m "
+                       f"reads from one workbook (GLM1M_XLSX_MAX_UNPACKED_MB). Split it into smaller "
+                       f"workbooks.")
+    if not any(m.filename == "xl/workbook.xml" for m in members):
+        raise CsvError(f"{name} is a zip file but not an Excel workbook (no xl/workbook.xml). Save it "
+                       f"again from Excel as .xlsx.")
+
+
+def _holds(path: Path, needle: bytes) -> bool:
+    tail = b""
+    with path.open("rb") as f:
+        while block := f.read(1 << 20):
+            if needle in tail + block:
+                return True
+            tail = block[-len(needle):]
+    return False
+
+
+def load(path: Path, name: str, **kw: Any) -> Any:
+    """openpyxl's workbook, or the sentence: a damaged part raises whatever openpyxl's parser meets
+    (KeyError, ValueError, ParseError, TypeError...), so any exception here means a damaged file.
+    Opened as a file object: an upload is stored without its .xlsx suffix, which load_workbook's
+    suffix check would refuse."""
+    # Imported here: `glm1m --help` stays fast.
+    from openpyxl import load_workbook  # type: ignore[import-untyped]
+
+    from glm1m.documents.ooxml import transitional_bytes
+
+    # A Strict OOXML workbook: openpyxl finds none of its sheets (ooxml.py says why); read the
+    # same workbook made Transitional, from memory (check_container bounded its size).
+    strict = transitional_bytes(path)
+    handle: BinaryIO = path.open("rb") if strict is None else io.BytesIO(strict)
+    try:
+        with warnings.catch_warnings():  # "extension not supported": the sheet still reads
+            warnings.simplefilter("ignore")
+            book = load_workbook(handle, **kw)
+    except MemoryError:
+        handle.close()
+        raise
+    except Exception as error:
+        handle.close()
+        raise CsvError(f"{name} could not be read as an .xlsx workbook ({type(error).__name__} in "
+                       f"openpyxl): it is damaged, or holds a part glm1m cannot read. Open it in "
+                       f"Excel, save it again as .xlsx, and retry.") from error
+    if not kw.get("read_only"):
+        handle.close()  # a whole workbook has been read by now
+        return book
+    close = book.close
+
+    def close_both() -> None:  # the file ends with the book (ZipFile leaves a file it was given open)
+        close()
+        handle.close()
+
+    book.close = close_both
+    return book
