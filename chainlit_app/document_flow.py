@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import chainlit as cl
@@ -26,14 +25,14 @@ from chainlit_app.status import (
     says_own_stop,
     stream_into,
 )
-from glm1m.chat import close_now
-from glm1m.documents.answer import SUMMARY_REQUEST, OpenDocument, answer, plan_of
+from glm1m.documents.answer import SUMMARY_REQUEST, OpenDocument
+from glm1m.documents.asking import Asked, Door, ask, open_file
 from glm1m.documents.budget import Budget, Strategy
 from glm1m.documents.formats import ReadOptions
 from glm1m.documents.pages import DocumentText, Kind, Page, spans
-from glm1m.documents.shelf import Shelf
+from glm1m.documents.shelf import Shelf, ShelfFull, Shelved
 from glm1m.documents.store import load, save
-from glm1m.documents.through_shelf import Sending, find, measure_through, noting_read, read_and_keep, sending
+from glm1m.documents.through_shelf import Sending
 from glm1m.files import folder_name
 from glm1m.progress import Progress
 from glm1m.settings import get_settings
@@ -44,38 +43,79 @@ STRATEGY_TIMEOUT_S = 600
 
 
 async def read_document(path: Path, name: str, question: str) -> None:
+    """The document path both doors take (glm1m/documents/asking.py), with the page's door:
+    through the user's shelf, so the same bytes read before (another chat, another name) are
+    neither read, OCR'd nor counted again."""
     settings = get_settings()
     state = session.current()
     lang = state.lang
-    # Through the user's shelf: the same bytes read before (another chat, another name) are
-    # neither read, OCR'd nor counted again (glm1m/documents/shelf.py).
-    shelf, options = user_shelf(), ReadOptions.of(settings)
-    key, shelved = await find(shelf, path, name, options)
-    if shelved is None:
-        status = await StatusLine(t(lang, "doc_reading", name=name)).send()
-        # Any format (formats.py); off the event loop, stopped with the task (OCR processes too).
-        shelved, full = await read_and_keep(shelf, key, path, name, options, status.threadsafe())
-        if full is not None:
-            await say(in_chinese(full) if lang == ZH else str(full))
-        await status.set(t(lang, "doc_counting", name=name))
-    else:
-        added = time.strftime("%Y-%m-%d %H:%M", time.localtime(shelved.added))
-        status = await StatusLine(t(lang, "doc_shelved", name=name, added=added)).send()
-    text = shelved.text
-    if (lost := lost_words(lang, text)) is not None:
-        await say(lost)
-    budget = await measure_through(shelf, shelved, llm(), settings.model,
-                                   settings.whole_document_threshold, status.report)
-    answer_tokens = state.params.max_tokens
-    to = await sending(shelf, shelved, llm(), settings.model, settings.base_url)
-    strategy = await choose_strategy(budget, answer_tokens, name, to.before)
-    budget.check(strategy, answer_tokens)
-    status.head = t(lang, "doc_chosen", name=name, budget=budget_line(lang, budget),
-                    strategy=strategy_words(lang, strategy))
+    door = PageDoor(lang)
+    opened = await open_file(path, name, user_shelf(), ReadOptions.of(settings), llm(), settings,
+                             state.params.max_tokens, door)
+    doc, status = opened.doc, door.status
+    assert status is not None  # door.read made it
+    status.head = t(lang, "doc_chosen", name=name, budget=budget_line(lang, doc.budget),
+                    strategy=strategy_words(lang, doc.strategy))
     await status.set("")
-    state.document = OpenDocument(text, budget, strategy, plan_of(settings))
-    await asyncio.to_thread(save, state.document, document_path())
-    await ask_document(question.strip() or SUMMARY_REQUEST, status, to)
+    state.document = doc
+    await asyncio.to_thread(save, doc, document_path())
+    await ask_document(question.strip() or SUMMARY_REQUEST, door, opened.to)
+
+
+class PageDoor(Door):
+    """How the page asks and shows: one status line from reading to the answer's start (then a
+    record of the reading), the strategy asked where it matters, what a damaged file lost."""
+
+    tick_s = KEEP_ALIVE_S
+
+    def __init__(self, lang: str) -> None:
+        self.lang = lang
+        self.status: StatusLine | None = None
+        self.answered = False  # the first piece came: the line is a record from then on
+
+    def progress(self, progress: Progress) -> None:
+        if self.status is not None:
+            self.status.report(progress)
+
+    async def reading(self, name: str) -> None:
+        self.status = await StatusLine(t(self.lang, "doc_reading", name=name)).send()
+
+    async def read(self, shelved: Shelved, full: ShelfFull | None) -> None:
+        lang, name = self.lang, shelved.text.name
+        if shelved.hit:
+            added = time.strftime("%Y-%m-%d %H:%M", time.localtime(shelved.added))
+            self.status = await StatusLine(t(lang, "doc_shelved", name=name, added=added)).send()
+        else:
+            if full is not None:
+                await say(in_chinese(full) if lang == ZH else str(full))
+            assert self.status is not None  # reading made it
+            await self.status.set(t(lang, "doc_counting", name=name))
+        if (lost := lost_words(lang, shelved.text)) is not None:
+            await say(lost)
+
+    async def choose(self, name: str, budget: Budget, answer_tokens: int, before: float | None
+                     ) -> Strategy:
+        return await choose_strategy(budget, answer_tokens, name, before)
+
+    async def asking(self, asked: Asked) -> None:
+        line = waiting_line(asked.doc, 0, lang=self.lang, again=asked.again, before=asked.before)
+        if self.status is None:  # a follow-up: a line of its own
+            self.status = await StatusLine(line).send()
+        else:
+            await self.status.set(line)
+
+    async def waiting(self, asked: Asked, elapsed_s: float) -> None:
+        """A long prefill must not look frozen, and a silent socket for ~45 s can lose the
+        message (Chainlit issue #803)."""
+        if self.status is not None:
+            await self.status.set(waiting_line(asked.doc, elapsed_s, self.status.progress, self.lang,
+                                               asked.again, asked.before))
+
+    async def answering(self, asked: Asked, elapsed_s: float) -> None:
+        self.answered = True
+        session.current().says_stop = False  # the answer began: a stop is Chainlit's line alone from here
+        if self.status is not None:
+            await read_record(self.status, asked.doc, asked.first)
 
 
 def lost_words(lang: str, text: DocumentText) -> str | None:
@@ -116,7 +156,7 @@ async def choose_strategy(budget: Budget, answer_tokens: int, name: str, before:
     if len(offered) == 1 or budget.tokens <= budget.threshold:
         return default
     lang = session.lang()
-    estimate = estimate_s(budget.tokens)
+    estimate = prefill_clock().estimate_s(budget.tokens)
     when = (t(lang, "about", seconds=seconds(lang, estimate), estimate=estimate_basis(lang))
             if estimate is not None else t(lang, "no_estimate"))
     wait = (t(lang, "wait_whole", when=when, tokens=budget.tokens) if before is None else
@@ -130,57 +170,32 @@ async def choose_strategy(budget: Budget, answer_tokens: int, name: str, before:
     return Strategy(choice["payload"]["strategy"]) if choice else default
 
 
-async def ask_document(question: str, status: StatusLine | None = None, to: Sending | None = None) -> None:
-    """`status`: the line the document was just read under (its first question), so unless this
-    server read it before (`to`, the shelf's note) its prompt is not in the server's cache yet and
-    the wait for the first piece measures this server's prefill speed; None for a follow-up,
-    which gets a line of its own."""
+async def ask_document(question: str, door: PageDoor | None = None, to: Sending | None = None) -> None:
+    """`door`: the one the document was just opened with (its first question, asked under the
+    same status line; `to`, the server it goes to: Opened.to); None for a follow-up."""
     state = session.current()
     doc = state.document
     assert doc is not None
-    first = status is not None
-    before = to.before if to is not None else None
-    again = not first or before is not None
-    if status is None:
-        status = await StatusLine(waiting_line(doc, 0, lang=state.lang, again=True)).send()
-    else:
-        await status.set(waiting_line(doc, 0, lang=state.lang, again=again, before=before))
-    heartbeat = asyncio.create_task(keep_alive(status, doc, again, before))
+    door = door or PageDoor(state.lang)
     reply = cl.Message(content="")
-    pieces = answer(doc, question, llm(), state.params, status.report)
-    if to is not None and doc.strategy is Strategy.WHOLE:
-        pieces = noting_read(to, pieces)  # the next chat that attaches it is told this server read it
+    pieces = ask(doc, question, llm(), state.params, door, prefill_clock(), to)
     began = time.monotonic()
     ending = Ending()
-    answered = asyncio.Event()  # the first piece came: the line is a record from then on
-
-    def observe(seconds: float) -> None:
-        answered.set()
-        state.says_stop = False  # the answer began: a stop is Chainlit's line alone from here
-        # A revisit served from the cache says nothing of prefill speed (8 s for a million
-        # tokens would make every later estimate sixty times too short).
-        if not again and doc.strategy is Strategy.WHOLE:
-            prefill_clock().observe(doc.budget.tokens, seconds)
-        asyncio.get_running_loop().create_task(read_record(status, doc, first))
-
     try:
         # Until the answer begins, a stop is told by "Stopped reading …" below, once.
         flowing = coalesce(ending.watch(pieces), get_settings().stream_flush_s)
         with says_own_stop():
-            await stream_into(reply, until_first(flowing, heartbeat, observe),
-                              lambda text: cited_passages(text, doc.text))
+            await stream_into(reply, flowing, lambda text: cited_passages(text, doc.text))
     except asyncio.CancelledError:
-        if not answered.is_set():  # stopped before the answer began
-            await status.finish(t(state.lang, "doc_stopped", name=doc.name,
-                                  seconds=seconds_words(time.monotonic() - began)))
+        if not door.answered and door.status is not None:  # stopped before the answer began
+            await door.status.finish(t(state.lang, "doc_stopped", name=doc.name,
+                                       seconds=seconds_words(time.monotonic() - began)))
         raise
     except Exception:
-        if not answered.is_set():
-            await status.finish(t(state.lang, "doc_failed", name=doc.name,
-                                  seconds=seconds_words(time.monotonic() - began)))
+        if not door.answered and door.status is not None:
+            await door.status.finish(t(state.lang, "doc_failed", name=doc.name,
+                                       seconds=seconds_words(time.monotonic() - began)))
         raise
-    finally:
-        heartbeat.cancel()
     await say_if_cut(ending, state.params.max_tokens)
     metrics.DOCUMENTS.inc()
 
@@ -209,21 +224,6 @@ def seconds_words(n: float) -> str:
     return seconds(session.lang(), n)
 
 
-async def until_first(pieces: AsyncIterator[str], task: asyncio.Task,
-                      on_first: Callable[[float], None] = lambda seconds: None) -> AsyncIterator[str]:
-    """The pieces, cancelling `task` (the waiting line) when the first one arrives, and telling
-    `on_first` how long that took."""
-    started = time.monotonic()
-    try:
-        async for piece in pieces:
-            if not task.done():
-                task.cancel()
-                on_first(time.monotonic() - started)
-            yield piece
-    finally:
-        await close_now(pieces)
-
-
 def waiting_line(doc: OpenDocument, elapsed_s: float, progress: Progress | None = None,
                  lang: str = EN, again: bool = False, before: float | None = None) -> str:
     """While the model reads: what it reads, for how long so far, and the estimate (said as one,
@@ -242,7 +242,7 @@ def waiting_line(doc: OpenDocument, elapsed_s: float, progress: Progress | None 
 
 def wait_tail(lang: str, tokens: int, elapsed_s: float) -> str:
     """What is left of the whole read's estimate, or that it is past it, or that there is none."""
-    estimate = estimate_s(tokens)
+    estimate = prefill_clock().estimate_s(tokens)
     if estimate is None:
         return t(lang, "no_estimate")
     if estimate - elapsed_s > 1:
@@ -254,27 +254,15 @@ def read_at(lang: str, when: float) -> str:
     return t(lang, "read_at", when=time.strftime("%Y-%m-%d %H:%M", time.localtime(when)))
 
 
-def estimate_s(tokens: int) -> float | None:
-    """Seconds until the first token for a whole prompt of `tokens`, or None when nothing is known
-    of the serving GPU: a server glm1m did not start (no served.json) is not assumed an H200."""
-    clock = prefill_clock()
-    if clock.served is None and not clock.observed:
-        return None
-    return clock.estimate_s(tokens)
-
-
 def estimate_basis(lang: str) -> str:
+    """What the estimate (serving.PrefillClock, the CLI's too) is based on, in the page's language."""
     clock = prefill_clock()
     if clock.observed:
         return t(lang, "estimate_seen", count=len(clock.observed))
-    served = clock.served
-    assert served is not None, "estimate_s gives no estimate without either"
     if lang == ZH:
-        gpus = served.tensor_parallel if served.tensor_parallel > 1 else 1
-        where = f"{gpus} 块 {served.gpu.removeprefix('NVIDIA ')}"
-    else:
-        where = served.where
-    return t(lang, "estimate_gpu", where=where)
+        gpus, gpu = clock.read_on
+        return t(lang, "estimate_gpu", where=f"{gpus} 块 {gpu.removeprefix('NVIDIA ')}")
+    return t(lang, "estimate_gpu", where=clock.where)
 
 
 def budget_line(lang: str, budget: Budget) -> str:
@@ -285,17 +273,6 @@ def budget_line(lang: str, budget: Budget) -> str:
 
 def strategy_words(lang: str, strategy: Strategy) -> str:
     return t(lang, "whole" if strategy is Strategy.WHOLE else "map_reduce")
-
-
-async def keep_alive(status: StatusLine, doc: OpenDocument, again: bool = False,
-                     before: float | None = None) -> None:
-    """Until the first token, say every few seconds what is happening: a long prefill must not
-    look frozen, and a silent socket for ~45 s can lose the message (Chainlit issue #803)."""
-    started = time.monotonic()
-    while True:
-        await asyncio.sleep(KEEP_ALIVE_S)
-        await status.set(waiting_line(doc, time.monotonic() - started, status.progress, status.lang, again,
-                                      before))
 
 
 def cited_passages(text: str, doc: DocumentText) -> list:

@@ -23,11 +23,12 @@ from chainlit_app.sentences_zh import sentence_in_chinese
 from glm1m.chat import close_now
 from glm1m.errors import UserFacingError
 from glm1m.llm import CutAtLimit
-from glm1m.progress import OnProgress, Progress
+from glm1m.progress import Progress
 
 AUTHOR = "glm1m"
 UPDATE_S = 0.5  # at most two updates a second (and the last one always)
 P = ParamSpec("P")
+_updating: set[asyncio.Task[bool]] = set()  # StatusLine updates under way (StatusLine._show)
 
 
 class StatusLine:
@@ -80,17 +81,17 @@ class StatusLine:
 
     def _show(self, progress: Progress) -> None:
         self.message.content = self._with_head(progress_line(self.lang, progress, time.monotonic()))
-        asyncio.get_running_loop().create_task(self.message.update())
-
-    def threadsafe(self) -> OnProgress:
-        """An OnProgress for work running in a worker thread (asyncio.to_thread)."""
-        loop = asyncio.get_running_loop()
-
-        def report(progress: Progress) -> None:
-            loop.call_soon_threadsafe(self.report, progress)
-        return report
+        # Called from a timer (pacing.Paced), so it cannot await: the update runs as a task, kept
+        # referenced until done (the event loop holds tasks weakly: an unreferenced one can be
+        # collected mid-run).
+        update = asyncio.get_running_loop().create_task(self.message.update())
+        _updating.add(update)
+        update.add_done_callback(_updating.discard)
 
 
+# A reach-in: Chainlit 2.12's socket.py stop sends this English line itself before calling on_stop,
+# and no setting turns it off; tests/unit/test_chainlit_reach_ins.py fails if the sentence or that
+# order changes.
 CHAINLIT_STOPPED = "Task manually stopped."  # the line Chainlit 2.12's stop handler sends itself
 
 

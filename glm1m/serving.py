@@ -27,6 +27,7 @@ BF16_TFLOPS: tuple[tuple[str, float], ...] = (
     ("a10", 125.0),
 )
 H200_TFLOPS = 989.0
+MEASURED_GPU = "NVIDIA H200"  # what the measurement above ran on
 TP_EFFICIENCY = 0.945  # TP 2 read a 1M-token prompt 1.89x faster than one H200 (benchmarks.md)
 MIN_OBSERVED_TOKENS = 4_000  # shorter prompts say more about overheads than about prefill
 OBSERVATIONS_KEPT = 20
@@ -74,7 +75,8 @@ def gpu_tflops(name: str) -> float | None:
 
 @dataclass
 class PrefillClock:
-    """Seconds until a whole prompt has been read, for the server in `served`."""
+    """Seconds until a whole prompt has been read, for the server in `served`: the one estimate
+    both doors show (the page's process keeps one clock, which learns from what it observes)."""
     served: Served | None = None
     observed: list[float] = field(default_factory=list)  # measured / H200 estimate, per prompt
 
@@ -104,14 +106,26 @@ class PrefillClock:
             self.observed = [*self.observed, seconds / h200_prefill_s(tokens)][-OBSERVATIONS_KEPT:]
 
     @property
+    def read_on(self) -> tuple[int, str]:
+        """What an estimate not learned from this server is for: how many GPUs read one prompt
+        together, and which (nvidia-smi's name); a server glm1m did not start, one H200."""
+        if self.served is None:
+            return 1, MEASURED_GPU
+        return max(1, self.served.tensor_parallel), self.served.gpu
+
+    @property
+    def where(self) -> str:
+        """read_on in words: "one H200", "2× H100"."""
+        return "one H200" if self.served is None else self.served.where
+
+    @property
     def basis(self) -> str:
-        """Where the estimate comes from, in words."""
+        """Where the estimate comes from, in words (each door says it in its own language from
+        `observed` and `read_on`)."""
         if self.observed:
             count = len(self.observed)
             return f"from {count} prompt{'s' if count > 1 else ''} read on this server"
-        if self.served is None:
-            return "for one H200"
-        return f"for {self.served.where}"
+        return f"for {self.where}"
 
     def describe_wait(self, tokens: int, read_before: str | None = None) -> str:
         """`read_before`: when this server last read the same document ("2026-12-01 23:40"), if

@@ -20,7 +20,9 @@ STRATEGIES = ("auto", "whole", "map-reduce")
 
 
 def add_command(commands: argparse._SubParsersAction) -> None:
-    defaults = Settings()
+    # No Settings() here: the parser is built for every command (and --help); the settings are
+    # read when this one runs.
+    threshold = Settings.model_fields["whole_document_threshold"].default
     p = commands.add_parser("summarize",
                             help="summarise a document, or answer a question about it, with cited "
                                  "pages or sections")
@@ -31,10 +33,11 @@ def add_command(commands: argparse._SubParsersAction) -> None:
                         "every page; never: no OCR")
     p.add_argument("--question", default=None, help="a question instead of a summary")
     p.add_argument("--strategy", choices=STRATEGIES, default="auto",
-                   help=f"auto: whole document up to {defaults.whole_document_threshold:,} tokens, "
-                        f"else map-reduce")
-    p.add_argument("--max-tokens", type=int, default=defaults.max_tokens, help="longest answer")
-    p.add_argument("--base-url", default=defaults.base_url)
+                   help=f"auto: whole document up to GLM1M_WHOLE_DOCUMENT_THRESHOLD tokens "
+                        f"({threshold:,} unless set), else map-reduce")
+    p.add_argument("--max-tokens", type=int, default=None,
+                   help="longest answer (default: GLM1M_MAX_TOKENS)")
+    p.add_argument("--base-url", default=None, help="the model server (default: GLM1M_BASE_URL)")
     p.add_argument("--user", default=None,
                    help="whose shelf of read documents to use (default: the one shelf of an app "
                         "without login); see `glm1m shelf list`")
@@ -42,7 +45,8 @@ def add_command(commands: argparse._SubParsersAction) -> None:
 
 
 def cmd_summarize(args: argparse.Namespace) -> int:
-    settings = Settings(base_url=args.base_url, max_tokens=args.max_tokens)
+    given = {"base_url": args.base_url, "max_tokens": args.max_tokens}
+    settings = Settings(**{name: value for name, value in given.items() if value is not None})
     try:
         asyncio.run(summarize(args, settings))
     except UserFacingError as error:
@@ -53,57 +57,38 @@ def cmd_summarize(args: argparse.Namespace) -> int:
 
 
 async def summarize(args: argparse.Namespace, settings: Settings) -> None:
-    from glm1m.cli.bar import progress_bar
-    from glm1m.cli.waiting import until_first_piece, waiting_line
-    from glm1m.documents.answer import SUMMARY_REQUEST, OpenDocument, answer, plan_of
+    """The document path of both doors (documents/asking.py), with this command's door."""
+    from glm1m.chat import close_now
+    from glm1m.cli.waiting import TerminalDoor
+    from glm1m.documents.answer import SUMMARY_REQUEST
+    from glm1m.documents.asking import ask, open_file
     from glm1m.documents.budget import Strategy
     from glm1m.documents.formats import ReadOptions
     from glm1m.documents.shelf import Shelf
-    from glm1m.documents.through_shelf import measure_through, noting_read, read_through, sending
     from glm1m.llm import ChatParams, LlmClient
     from glm1m.serving import PrefillClock, read
 
+    if not args.pdf.is_file():
+        raise DocumentError(f"{args.pdf} is not a file that can be read (check the path).")
     params = ChatParams(temperature=settings.temperature, max_tokens=settings.max_tokens)
     shelf = Shelf.of(settings.data_dir, settings.shelf_max_mb, args.user)
-    with progress_bar(transient=True) as show:
-        if not args.pdf.is_file():
-            raise DocumentError(f"{args.pdf} is not a file that can be read (check the path).")
-        shelved, full = await read_through(shelf, args.pdf, args.pdf.name,
-                                           ReadOptions.of(settings, args.ocr), show)
-    if shelved.hit:
-        say(f"{args.pdf.name}: on the shelf since {added_words(shelved.added)}, not read again.")
-    if full is not None:
-        say(str(full))
+    clock = PrefillClock(read(settings))
+    wanted = None if args.strategy == "auto" else Strategy(args.strategy)
+    door = TerminalDoor(wanted, clock, settings.wait_line_s)
     llm = LlmClient(settings)
     try:
-        wanted = None if args.strategy == "auto" else Strategy(args.strategy)
-        budget = await measure_through(shelf, shelved, llm, settings.model,
-                                       settings.whole_document_threshold)
-        strategy = wanted or budget.default(params.max_tokens)
-        budget.check(strategy, params.max_tokens)
-        doc = OpenDocument(shelved.text, budget, strategy, plan_of(settings))
+        opened = await open_file(args.pdf, args.pdf.name, shelf, ReadOptions.of(settings, args.ocr),
+                                 llm, settings, params.max_tokens, door)
+        doc = opened.doc
         say(f"{doc.name}: {doc.budget.line()} Strategy: {doc.strategy.value}.")
-        pieces = answer(doc, args.question or SUMMARY_REQUEST, llm, params,
-                        lambda progress: say(progress.line()))
-        if doc.strategy is Strategy.WHOLE:
-            clock = PrefillClock(read(settings))
-            to = await sending(shelf, shelved, llm, settings.model, settings.base_url)
-            before = to.before is not None
-            say(clock.describe_wait(doc.budget.tokens,
-                                    added_words(to.before) if to.before is not None else None))
-            pieces = until_first_piece(
-                noting_read(to, pieces),
-                lambda s: waiting_line(doc.name, doc.budget.tokens, s, clock, before), settings.wait_line_s)
-        async for piece in pieces:
-            sys.stdout.write(piece)
-            sys.stdout.flush()
+        pieces = ask(doc, args.question or SUMMARY_REQUEST, llm, params, door, clock, opened.to)
+        try:
+            async for piece in pieces:
+                sys.stdout.write(piece)
+                sys.stdout.flush()
+        finally:
+            await close_now(pieces)
         sys.stdout.write("\n")
     finally:
+        door.close()
         await llm.aclose()
-
-
-def added_words(when: float) -> str:
-    """"2026-12-01 23:40" in local time: when a shelf document was first read (or last sent)."""
-    import time
-
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(when))

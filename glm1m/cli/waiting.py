@@ -1,20 +1,26 @@
-"""What `glm1m summarize` says while the server reads a whole document before the first word of
-its answer: a 1M-token prefill takes about ten minutes on one H200 and no byte comes back until it
-ends, so without a line that moves the command looks hung. A terminal gets one line redrawn every
-second; a pipe or a log gets one line every GLM1M_WAIT_LINE_S. The line goes when the answer starts.
+"""`glm1m summarize`'s door to the document path (glm1m/documents/asking.py): the progress bar
+while a file is read, one line on stderr for each step, and the line that moves while the server
+reads a whole document before the first word of its answer. A 1M-token prefill takes about ten
+minutes on one H200 and no byte comes back until it ends, so without a line that moves the command
+looks hung. A terminal gets one line redrawn every second; a pipe or a log gets one line every
+GLM1M_WAIT_LINE_S. The line goes when the answer starts.
 """
 
 from __future__ import annotations
 
-import asyncio
 import sys
-import time
-from collections.abc import AsyncIterator, Callable
+from contextlib import ExitStack
 
 from rich.console import Console
+from rich.status import Status
 
-from glm1m.chat import close_now
+from glm1m.cli.bar import progress_bar
 from glm1m.cli.output import say
+from glm1m.cli.shelf import added_words
+from glm1m.documents.asking import Asked, Door
+from glm1m.documents.budget import Budget, Strategy
+from glm1m.documents.shelf import ShelfFull, Shelved
+from glm1m.progress import OnProgress, Progress, ignore
 from glm1m.serving import PrefillClock
 
 TERMINAL_REDRAW_S = 1.0
@@ -43,32 +49,83 @@ def waiting_line(name: str, tokens: int, elapsed_s: float, clock: PrefillClock,
             f"still answers its health check, so it is still reading.")
 
 
-async def _beat(show: Callable[[float], None], every_s: float) -> None:
-    started = time.monotonic()
-    while True:
-        await asyncio.sleep(every_s)
-        show(time.monotonic() - started)
+class WaitingLine:
+    """The line that moves on stderr: on a terminal, one line redrawn (rich) every second; else
+    a line of its own every `every_s` (GLM1M_WAIT_LINE_S), the first once that much has passed."""
+
+    def __init__(self, every_s: float, terminal: bool | None = None) -> None:
+        self.terminal = sys.stderr.isatty() if terminal is None else terminal
+        self.every_s = TERMINAL_REDRAW_S if self.terminal else every_s
+        self._status: Status | None = None
+
+    def start(self, text: str) -> None:
+        if self.terminal and self._status is None:
+            self._status = Console(stderr=True).status(text)
+            self._status.start()
+
+    def show(self, text: str) -> None:
+        if self._status is not None:
+            self._status.update(text)
+        elif not self.terminal:
+            say(text)
+
+    def stop(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
 
 
-async def until_first_piece(pieces: AsyncIterator[str], line: Callable[[float], str],
-                            every_s: float, terminal: bool | None = None) -> AsyncIterator[str]:
-    """`pieces`, saying `line(elapsed)` until the first of them arrives."""
-    terminal = sys.stderr.isatty() if terminal is None else terminal
-    status = Console(stderr=True).status(line(0.0)) if terminal else None
-    if status is not None:
-        status.start()
-    beat = asyncio.create_task(_beat(
-        (lambda s: status.update(line(s))) if status is not None else (lambda s: say(line(s))),
-        TERMINAL_REDRAW_S if terminal else every_s))
-    try:
-        async for piece in pieces:
-            if not beat.done():
-                beat.cancel()
-                if status is not None:
-                    status.stop()
-            yield piece
-    finally:
-        beat.cancel()
-        if status is not None:
-            status.stop()
-        await close_now(pieces)
+class TerminalDoor(Door):
+    """How `glm1m summarize` asks and shows: the strategy it was given (else the budget's
+    default), the bar while the file is read, a line for each step, the parts read line by line,
+    and the waiting line before a whole document's answer. `close` when done, however it ends."""
+
+    def __init__(self, wanted: Strategy | None, clock: PrefillClock, every_s: float,
+                 terminal: bool | None = None) -> None:
+        self.wanted = wanted
+        self.clock = clock
+        self.line = WaitingLine(every_s, terminal)
+        self.tick_s = self.line.every_s
+        self._bar = ExitStack()
+        self._show: OnProgress = ignore  # the bar while reading; counting tokens is not shown
+
+    def progress(self, progress: Progress) -> None:
+        self._show(progress)
+
+    async def reading(self, name: str) -> None:
+        self._show = self._bar.enter_context(progress_bar(transient=True))
+
+    async def read(self, shelved: Shelved, full: ShelfFull | None) -> None:
+        self._bar.close()
+        self._show = ignore
+        if shelved.hit:
+            say(f"{shelved.text.name}: on the shelf since {added_words(shelved.added)}, not read again.")
+        if full is not None:
+            say(str(full))
+
+    async def choose(self, name: str, budget: Budget, answer_tokens: int, before: float | None
+                     ) -> Strategy:
+        return self.wanted or budget.default(answer_tokens)
+
+    async def asking(self, asked: Asked) -> None:
+        self._show = lambda progress: say(progress.line())  # the parts, as they are read
+        doc = asked.doc
+        if doc.strategy is Strategy.WHOLE:
+            before = added_words(asked.before) if asked.before is not None else None
+            say(self.clock.describe_wait(doc.budget.tokens, before))
+            self.line.start(self._line(asked, 0.0))
+
+    async def waiting(self, asked: Asked, elapsed_s: float) -> None:
+        if asked.doc.strategy is Strategy.WHOLE:
+            self.line.show(self._line(asked, elapsed_s))
+
+    async def answering(self, asked: Asked, elapsed_s: float) -> None:
+        self.line.stop()
+
+    def close(self) -> None:
+        self._bar.close()
+        self.line.stop()
+
+    def _line(self, asked: Asked, elapsed_s: float) -> str:
+        doc = asked.doc
+        return waiting_line(doc.name, doc.budget.tokens, elapsed_s, self.clock, asked.again)

@@ -21,7 +21,7 @@ from glm1m.progress import OnProgress, ignore
 from glm1m.settings import Settings
 
 __all__ = ["SUMMARY_REQUEST", "MapReduce", "OpenDocument", "answer", "open_document", "plan_of",
-           "whole_prompt"]
+           "whole_prompt", "with_strategy"]
 
 SUMMARY_REQUEST = ("Summarise the whole document: its purpose, its main points in order, and "
                    "anything a reader must not miss.")
@@ -50,7 +50,13 @@ async def open_document(text: DocumentText, llm: Llm, settings: Settings, answer
     """Measure the text and fix how it is read: `strategy`, else the budget's default. Raises
     DocumentError when the strategy cannot read it with an answer of `answer_tokens`."""
     budget = await measure(text, llm, settings.whole_document_threshold, on_progress)
-    strategy = strategy or budget.default(answer_tokens)
+    return with_strategy(text, budget, strategy or budget.default(answer_tokens), answer_tokens, settings)
+
+
+def with_strategy(text: DocumentText, budget: Budget, strategy: Strategy, answer_tokens: int,
+                  settings: Settings) -> OpenDocument:
+    """The document read with `strategy`. Raises DocumentError when that strategy cannot read it
+    with an answer of `answer_tokens`."""
     budget.check(strategy, answer_tokens)
     return OpenDocument(text, budget, strategy, plan_of(settings))
 

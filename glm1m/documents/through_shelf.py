@@ -1,12 +1,12 @@
-"""Reading and counting a document through the user's shelf (shelf.py): what both doors call.
-A hit costs a hash of the file and a JSON read; a miss reads (OCR included) and counts as before,
-then keeps the result."""
+"""Reading and counting a document through the user's shelf (shelf.py), for the one document
+path both doors take (asking.open_file). A hit costs a hash of the file and a JSON read; a miss
+reads (OCR included) and counts as before, then keeps the result."""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,11 +54,15 @@ async def read_and_keep(shelf: Shelf, key: ShelfKey, path: Path, name: str, opti
 
 
 async def read_through(shelf: Shelf, path: Path, name: str, options: ReadOptions,
-                       on_progress: OnProgress = ignore) -> tuple[Shelved, ShelfFull | None]:
-    """find, else read_and_keep."""
+                       on_progress: OnProgress = ignore,
+                       on_miss: Callable[[str], Awaitable[None]] | None = None
+                       ) -> tuple[Shelved, ShelfFull | None]:
+    """find, else read_and_keep; `on_miss(name)` is awaited first then (a door says it reads)."""
     key, shelved = await find(shelf, path, name, options)
     if shelved is not None:
         return shelved, None
+    if on_miss is not None:
+        await on_miss(name)
     return await read_and_keep(shelf, key, path, name, options, on_progress)
 
 

@@ -3,11 +3,27 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator, Callable
 
 import pytest
 
 from glm1m.cli import waiting
+from glm1m.documents.heartbeat import until_first
 from glm1m.serving import PrefillClock, Served
+
+
+def waiting_lines(pieces: AsyncIterator[str], line: Callable[[float], str], every_s: float
+                  ) -> AsyncIterator[str]:
+    """`pieces` as summarize shows them off a terminal: its line on the core's heartbeat."""
+    shown = waiting.WaitingLine(every_s, terminal=False)
+
+    async def tick(elapsed_s: float) -> None:
+        shown.show(line(elapsed_s))
+
+    async def first(elapsed_s: float) -> None:
+        shown.stop()
+
+    return until_first(pieces, tick, shown.every_s, first)
 
 
 def h200() -> PrefillClock:
@@ -52,8 +68,7 @@ async def test_lines_come_while_waiting_and_stop_once_the_answer_starts(monkeypa
         await asyncio.sleep(0.2)  # room for twenty more beats, had they not stopped
         yield " second"
 
-    pieces = [p async for p in waiting.until_first_piece(answer(), lambda s: f"waited {s:.2f}", 0.01,
-                                                         terminal=False)]
+    pieces = [p async for p in waiting_lines(answer(), lambda s: f"waited {s:.2f}", 0.01)]
     assert pieces == ["first", " second"]
     assert 3 <= len(said) <= 4  # the beat that may have been due as the first piece came
     assert [float(s.split()[1]) for s in said] == sorted(float(s.split()[1]) for s in said)
@@ -69,7 +84,7 @@ async def test_a_stream_that_fails_before_its_first_piece_stops_the_line(monkeyp
         yield ""  # pragma: no cover
 
     with pytest.raises(RuntimeError, match="server gone"):
-        [p async for p in waiting.until_first_piece(answer(), lambda s: "waiting", 0.01, terminal=False)]
+        [p async for p in waiting_lines(answer(), lambda s: "waiting", 0.01)]
     count = len(said)
     await asyncio.sleep(0.05)
     assert len(said) == count  # nothing more after the error

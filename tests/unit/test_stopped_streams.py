@@ -14,11 +14,15 @@ import pytest
 
 from chainlit_app.pacing import coalesce
 from glm1m.chat import Conversation
-from glm1m.cli.waiting import until_first_piece
 from glm1m.documents.answer import answer, open_document
-from glm1m.documents.budget import Strategy
+from glm1m.documents.asking import Door, ask, open_file
+from glm1m.documents.budget import Budget, Strategy
+from glm1m.documents.formats import ReadOptions
+from glm1m.documents.heartbeat import until_first
 from glm1m.documents.pages import DocumentText, Page
+from glm1m.documents.shelf import Shelf
 from glm1m.llm import ChatParams
+from glm1m.serving import PrefillClock
 from glm1m.settings import Settings
 from tests.support.scripted_llm import ScriptedLlm
 
@@ -34,6 +38,10 @@ def no_garbage_collector() -> Iterator[None]:
         yield
     finally:
         gc.enable()
+
+
+async def nothing(elapsed_s: float) -> None:
+    pass
 
 
 def document(pages: int) -> DocumentText:
@@ -64,9 +72,32 @@ async def test_a_stopped_document_answer_closes_the_models_stream(tmp_path: Path
 
 @pytest.mark.parametrize("wrap", [
     lambda pieces: coalesce(pieces, 0.0),
-    lambda pieces: until_first_piece(pieces, lambda s: "waiting", 60.0, terminal=False),
-], ids=["page pacing", "terminal waiting line"])
+    lambda pieces: until_first(pieces, nothing, 60.0, nothing),
+], ids=["page pacing", "heartbeat"])
 async def test_the_wrappers_close_their_source(wrap: Callable[[AsyncIterator[str]], AsyncIterator[str]]) -> None:
     llm = ScriptedLlm(reply=lambda messages: LONG)
     await stopped_after_first_piece(wrap(llm.stream_chat([{"role": "user", "content": "hi"}], PARAMS)))
     assert llm.in_flight == 0
+
+
+@pytest.mark.parametrize("strategy", [Strategy.WHOLE, Strategy.MAP_REDUCE])
+async def test_a_stopped_question_through_the_doors_path_closes_the_models_stream(
+        tmp_path: Path, strategy: Strategy) -> None:
+    """documents.asking.ask, what the page and the CLI both stream: shelf note and heartbeat too."""
+    (tmp_path / "report.md").write_text("# Facts\n\n" + "Fact 1. " * 400, encoding="utf-8")
+    llm = ScriptedLlm(reply=lambda messages: LONG)
+    settings = Settings(data_dir=tmp_path, whole_document_threshold=100_000, map_chunk_tokens=256,
+                        map_concurrency=2, map_note_tokens=64)
+
+    class Chooses(Door):
+        async def choose(self, name: str, budget: Budget, answer_tokens: int, before: float | None
+                         ) -> Strategy:
+            return strategy
+
+    door = Chooses()
+    opened = await open_file(tmp_path / "report.md", "report.md", Shelf.of(tmp_path, 100), ReadOptions(),
+                             llm, settings, PARAMS.max_tokens, door)
+    await stopped_after_first_piece(ask(opened.doc, "What does it say?", llm, PARAMS, door,
+                                        PrefillClock(None), opened.to))
+    assert llm.in_flight == 0
+    assert llm.calls[-1].kind == "stream"

@@ -1,0 +1,143 @@
+"""The one way a document is opened and asked, for both doors (the page, `glm1m summarize`):
+through the user's shelf (read once, counted once: through_shelf.py), its strategy chosen and
+checked, then each answer streamed (answer.py) with one heartbeat until its first piece.
+
+A door supplies only how to ask the person and how to show what happens (`Door`); what happens
+when — the shelf, the count, the check, noting a whole read, teaching the prefill clock — is here.
+
+    opened = await open_file(path, name, shelf, options, llm, settings, max_tokens, door)
+    async for piece in ask(opened.doc, question, llm, params, door, clock, opened.to): ...
+    async for piece in ask(opened.doc, follow_up, llm, params, door, clock): ...
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from glm1m.chat import close_now
+from glm1m.documents.answer import OpenDocument, answer, with_strategy
+from glm1m.documents.budget import Budget, Strategy
+from glm1m.documents.formats import ReadOptions
+from glm1m.documents.heartbeat import until_first
+from glm1m.documents.shelf import Shelf, ShelfFull, Shelved
+from glm1m.documents.through_shelf import Sending, measure_through, noting_read, read_through, sending
+from glm1m.llm import ChatParams, Llm
+from glm1m.progress import OnProgress, Progress
+from glm1m.serving import PrefillClock
+from glm1m.settings import Settings
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A document opened by open_file: what it reads, how it came (`shelved.hit`: from the shelf),
+    and the server its first question goes to (`to.before`: when that server last read it whole)."""
+    doc: OpenDocument
+    shelved: Shelved
+    to: Sending
+
+
+@dataclass(frozen=True)
+class Asked:
+    """A question on its way, as a door shows its wait."""
+    doc: OpenDocument
+    first: bool  # the first question since the document was opened; else a follow-up
+    before: float | None  # when this server last read it whole, as the shelf knew at the opening
+
+    @property
+    def again(self) -> bool:
+        """This server read the document before (a follow-up; or the shelf says so): if it still
+        holds it, the answer starts in seconds instead of after a whole read."""
+        return not self.first or self.before is not None
+
+
+class Door:
+    """How a door asks the person and shows what happens while a document is opened and asked.
+    These defaults ask nothing and show nothing; each door overrides what it says."""
+
+    tick_s: float = 5.0  # how often `waiting` is called until the answer's first piece
+
+    def progress(self, progress: Progress) -> None:
+        """Pages read, tokens counted, parts read: always called on the event loop (also while
+        the file is read in a worker thread)."""
+
+    async def reading(self, name: str) -> None:
+        """The file is not on the shelf: it is read now (OCR included), with progress."""
+
+    async def read(self, shelved: Shelved, full: ShelfFull | None) -> None:
+        """The text is in: from the shelf (`shelved.hit`), or read now and kept, or read and not
+        kept (`full`: the shelf's sentence, what to delete). Its tokens are counted next."""
+
+    async def choose(self, name: str, budget: Budget, answer_tokens: int, before: float | None
+                     ) -> Strategy:
+        """How to read it: ask the person where it matters. `before`: when the server last read
+        it whole (the shelf's note), None if it never did. The budget's default unless overridden."""
+        return budget.default(answer_tokens)
+
+    async def asking(self, asked: Asked) -> None:
+        """The question goes: the wait for its first piece begins."""
+
+    async def waiting(self, asked: Asked, elapsed_s: float) -> None:
+        """Still no piece after `elapsed_s`: called every `tick_s` until the first."""
+
+    async def answering(self, asked: Asked, elapsed_s: float) -> None:
+        """The first piece came, `elapsed_s` after the question went; it follows at once."""
+
+
+async def open_file(path: Path, name: str, shelf: Shelf, options: ReadOptions, llm: Llm,
+                    settings: Settings, answer_tokens: int, door: Door) -> Opened:
+    """Read `path` (attached as `name`) through `shelf`, count it, let `door` choose the strategy,
+    check it. Raises DocumentError when the file cannot be read or the chosen strategy cannot read
+    it with an answer of `answer_tokens` (a full shelf raises nothing: `door.read` is told), and
+    the server's errors as they come."""
+    # A miss is read off the event loop (a worker thread, OCR processes), stopped with the task.
+    shelved, full = await read_through(shelf, path, name, options, on_loop(door.progress), door.reading)
+    await door.read(shelved, full)
+    budget = await measure_through(shelf, shelved, llm, settings.model,
+                                   settings.whole_document_threshold, door.progress)
+    to = await sending(shelf, shelved, llm, settings.model, settings.base_url)
+    strategy = await door.choose(name, budget, answer_tokens, to.before)
+    return Opened(with_strategy(shelved.text, budget, strategy, answer_tokens, settings), shelved, to)
+
+
+async def ask(doc: OpenDocument, question: str, llm: Llm, params: ChatParams, door: Door,
+              clock: PrefillClock | None = None, to: Sending | None = None) -> AsyncIterator[str]:
+    """Stream the cited answer to `question` (answer.answer), telling `door` while the server
+    reads and when the answer begins. `to`: for the first question after open_file (its
+    Opened.to): a whole read is noted on the shelf once its answer begins, and unless that server
+    read it before, the wait teaches `clock` this server's prefill speed. None for a follow-up.
+    The answer's stream is closed when this is, however it ends."""
+    asked = Asked(doc, first=to is not None, before=to.before if to is not None else None)
+    pieces = answer(doc, question, llm, params, door.progress)
+    if to is not None and doc.strategy is Strategy.WHOLE:
+        pieces = noting_read(to, pieces)  # the next chat that attaches it is told this server read it
+
+    async def first(seconds: float) -> None:
+        # A revisit served from the cache says nothing of prefill speed (8 s for a million
+        # tokens would make every later estimate sixty times too short).
+        if clock is not None and not asked.again and doc.strategy is Strategy.WHOLE:
+            clock.observe(doc.budget.tokens, seconds)
+        await door.answering(asked, seconds)
+
+    async def tick(seconds: float) -> None:
+        await door.waiting(asked, seconds)
+
+    beating = until_first(pieces, tick, door.tick_s, first)
+    try:
+        await door.asking(asked)
+        async for piece in beating:
+            yield piece
+    finally:
+        await close_now(beating)
+        await close_now(pieces)  # when `beating` never started, it cannot close them itself
+
+
+def on_loop(progress: OnProgress) -> OnProgress:
+    """`progress` for work in a worker thread: called on this event loop, not in the thread."""
+    loop = asyncio.get_running_loop()
+
+    def report(update: Progress) -> None:
+        loop.call_soon_threadsafe(progress, update)
+    return report
