@@ -249,7 +249,11 @@ class LlmClient:
 
     async def _next_chunk(self, pieces: AsyncIterator[ChatCompletionChunk]) -> ChatCompletionChunk | None:
         try:
-            return await asyncio.wait_for(anext(pieces), self.settings.request_timeout_s)
+            # asyncio.timeout, not wait_for: Python 3.11's wait_for returns the next piece when it
+            # is already there as the task is cancelled, and the stop is lost (the page's stop
+            # button then let the server write all 3,000 tokens; tests/unit/test_stopped_streams.py).
+            async with asyncio.timeout(self.settings.request_timeout_s):
+                return await anext(pieces)
         except StopAsyncIteration:
             return None
         except (TimeoutError, openai.APIError, httpx.HTTPError) as exc:

@@ -63,8 +63,11 @@ async def test_stop_button_aborts_generation_on_the_server(app, chat: ChainlitSe
                         60, start)
     assert running(app.server.root) == 1
     await chat.stop()
-    await asyncio.to_thread(eventually, lambda: running(app.server.root) == 0, 15,
-                            "the server stopped generating after the stop button")
+    try:
+        await asyncio.to_thread(eventually, lambda: running(app.server.root) == 0, 15,
+                                "the server stopped generating after the stop button")
+    except AssertionError as failed:
+        raise AssertionError(f"{failed}; still forwarded then: {app.proxy.in_flight()}") from None
     shown = "".join(chat.tokens_for(first.data["id"], start))
     assert 0 < len(shown)
 

@@ -39,6 +39,7 @@ class FaultProxy:
         # ends while the app still streams an answer must not leave it running into the next
         # test's journal (a CI run found a document answer from an earlier test there).
         self._in_flight: set[asyncio.Task] = set()
+        self._forwarding: dict[asyncio.Task, str] = {}  # what each is, for a failing test to say
         self._epoch = 0
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
@@ -181,10 +182,19 @@ class FaultProxy:
         finally:
             self._in_flight.discard(task)
 
+    def in_flight(self) -> list[str]:
+        """The requests being forwarded now (path, the last message's start, whether the client
+        is still connected): what a test that finds the server busy reports."""
+        return list(self._forwarding.values())
+
     async def _forward_now(self, request: web.Request) -> web.StreamResponse:
         with self._lock:
             epoch = self._epoch
         body = await request.read()
+        task = asyncio.current_task()
+        assert task is not None
+        self._forwarding[task] = f"{request.path} {_last_message(body)!r}"
+        task.add_done_callback(lambda done: self._forwarding.pop(done, None))
         status, cut_after, hold_s = self._take_fault(request.path, body)
         if status is not None:
             return web.json_response({"error": {"message": "injected fault", "code": status}},
@@ -247,3 +257,11 @@ class FaultProxy:
             for count, event in self._watchers:
                 if len(self.journal) >= count:
                     event.set()
+
+
+def _last_message(body: bytes) -> str:
+    try:
+        messages = json.loads(body).get("messages") or [{}]
+        return str(messages[-1].get("content", ""))[:60]
+    except (ValueError, AttributeError):
+        return ""

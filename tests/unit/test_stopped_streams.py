@@ -6,6 +6,7 @@ collector is off in these tests, so only an explicit close counts."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -21,7 +22,7 @@ from glm1m.documents.formats import ReadOptions
 from glm1m.documents.heartbeat import until_first
 from glm1m.documents.pages import DocumentText, Page
 from glm1m.documents.shelf import Shelf
-from glm1m.llm import ChatParams
+from glm1m.llm import ChatParams, LlmClient
 from glm1m.serving import PrefillClock
 from glm1m.settings import Settings
 from tests.support.scripted_llm import ScriptedLlm
@@ -101,3 +102,38 @@ async def test_a_stopped_question_through_the_doors_path_closes_the_models_strea
                                         PrefillClock(None), opened.to))
     assert llm.in_flight == 0
     assert llm.calls[-1].kind == "stream"
+
+
+async def test_a_stop_as_the_next_piece_arrives_is_not_lost() -> None:
+    """The stop button cancels the task reading the stream; a piece is often already there when it
+    does (vLLM streams fast). Python 3.11's asyncio.wait_for returned that piece and dropped the
+    cancel, so the answer ran to its end (143 of 200 readers here ignored the stop)."""
+    llm = LlmClient(Settings(base_url="http://127.0.0.1:9/v1"))
+
+    async def endless() -> AsyncIterator[str]:
+        while True:
+            await asyncio.sleep(0)  # a piece arrives at every turn of the loop
+            yield "piece"
+
+    ignored = 0
+    for trial in range(100):
+        pieces = endless()
+
+        async def reader(source: AsyncIterator[str] = pieces) -> None:
+            while True:
+                await llm._next_chunk(source)  # type: ignore[arg-type]
+
+        task = asyncio.create_task(reader())
+        for _ in range(trial % 7 + 1):  # stop at different moments of the piece's arrival
+            await asyncio.sleep(0)
+        task.cancel()
+        for _ in range(20):
+            await asyncio.sleep(0)
+        if not task.done():
+            ignored += 1
+            while not task.done():  # wait_for would swallow this too, when it lands as a piece does
+                task.cancel()
+                await asyncio.sleep(0.001)
+        await pieces.aclose()  # type: ignore[attr-defined]
+    await llm.aclose()
+    assert ignored == 0, f"{ignored} of 100 stopped readers went on reading"
