@@ -1,5 +1,7 @@
-"""`glm1m summarize FILE [--question ...] [--ocr auto|always|never]`, FILE of any format glm1m
-reads: the answer on stdout, progress on stderr.
+"""`glm1m summarize FILE [FILE ...] [--question ...] [--ocr auto|always|never]`, FILE of any format
+glm1m reads: the answer on stdout, progress on stderr. Several files are asked together as one set
+(documents/sets.py), labelled A, B, C, … in the order given; the answer cites "[B p. 12]", and the
+locations it cites are listed after it on stderr, each with its file.
 
 Exit 0 on success; 2 with one line on stderr when the file cannot be read or the server is not
 reachable (nothing was answered); 130 when stopped with Ctrl-C.
@@ -11,12 +13,18 @@ import argparse
 import asyncio
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from glm1m.cli.output import fail, say
 from glm1m.errors import DocumentError, UserFacingError
 from glm1m.settings import Settings
 
+if TYPE_CHECKING:
+    from glm1m.documents.asking import OpenedSet
+
 STRATEGIES = ("auto", "whole", "map-reduce")
+SET_SUMMARY_REQUEST = ("Summarise each document in turn: its purpose, its main points in order, and "
+                       "anything a reader must not miss; then say where they agree or differ.")
 
 
 def add_command(commands: argparse._SubParsersAction) -> None:
@@ -26,8 +34,9 @@ def add_command(commands: argparse._SubParsersAction) -> None:
     p = commands.add_parser("summarize",
                             help="summarise a document, or answer a question about it, with cited "
                                  "pages or sections")
-    p.add_argument("pdf", type=Path, metavar="file",
-                   help="PDF, XPS, DOCX, EPUB, MOBI, FB2, HTML, Markdown or TXT")
+    p.add_argument("pdf", type=Path, metavar="file", nargs="+",
+                   help="PDF, XPS, DOCX, EPUB, MOBI, FB2, HTML, Markdown or TXT; several are asked "
+                        "together, labelled A, B, C, … in this order")
     p.add_argument("--ocr", choices=("auto", "always", "never"), default=None,
                    help="auto: OCR pages without a text layer (default, GLM1M_OCR); always: "
                         "every page; never: no OCR")
@@ -56,39 +65,65 @@ def cmd_summarize(args: argparse.Namespace) -> int:
     return 0
 
 
+def files_of(args: argparse.Namespace) -> list[Path]:
+    """The files asked, in order. `pdf` is a list from the parser, one Path where a caller builds
+    the Namespace itself as before several files could be given."""
+    return list(args.pdf) if isinstance(args.pdf, list | tuple) else [args.pdf]
+
+
 async def summarize(args: argparse.Namespace, settings: Settings) -> None:
     """The document path of both doors (documents/asking.py), with this command's door."""
     from glm1m.chat import close_now
     from glm1m.cli.waiting import TerminalDoor
     from glm1m.documents.answer import SUMMARY_REQUEST
-    from glm1m.documents.asking import ask, open_file
-    from glm1m.documents.budget import Strategy
+    from glm1m.documents.asking import ask, open_file, open_files
+    from glm1m.documents.budget import Strategy, set_line
     from glm1m.documents.formats import ReadOptions
     from glm1m.documents.shelf import Shelf
     from glm1m.llm import ChatParams, LlmClient
     from glm1m.serving import PrefillClock, read
 
-    if not args.pdf.is_file():
-        raise DocumentError(f"{args.pdf} is not a file that can be read (check the path).")
+    files = files_of(args)
+    for path in files:
+        if not path.is_file():
+            raise DocumentError(f"{path} is not a file that can be read (check the path).")
     params = ChatParams(temperature=settings.temperature, max_tokens=settings.max_tokens)
     shelf = Shelf.of(settings.data_dir, settings.shelf_max_mb, args.user)
     clock = PrefillClock(read(settings))
     wanted = None if args.strategy == "auto" else Strategy(args.strategy)
     door = TerminalDoor(wanted, clock, settings.wait_line_s)
     llm = LlmClient(settings)
+    options = ReadOptions.of(settings, args.ocr)
+    question = args.question or (SUMMARY_REQUEST if len(files) == 1 else SET_SUMMARY_REQUEST)
+    together: OpenedSet | None = None  # several files: the set, for the locations its answer cites
     try:
-        opened = await open_file(args.pdf, args.pdf.name, shelf, ReadOptions.of(settings, args.ocr),
-                                 llm, settings, params.max_tokens, door)
-        doc = opened.doc
-        say(f"{doc.name}: {doc.budget.line()} Strategy: {doc.strategy.value}.")
-        pieces = ask(doc, args.question or SUMMARY_REQUEST, llm, params, door, clock, opened.to)
+        if len(files) == 1:
+            path = files[0]
+            opened = await open_file(path, path.name, shelf, options, llm, settings, params.max_tokens,
+                                     door)
+            doc = opened.doc
+            say(f"{doc.name}: {doc.budget.line()} Strategy: {doc.strategy.value}.")
+            pieces = ask(doc, question, llm, params, door, clock, opened.to)
+        else:
+            together = await open_files([(path, path.name) for path in files], shelf, options,
+                                        llm, settings, params.max_tokens, door)
+            doc = together.doc
+            say(f"{doc.name}: {set_line(doc.budget, together.documents.documents)} "
+                f"Strategy: {doc.strategy.value}.")
+            # No clock: a set's earlier documents may be in the server's cache, which says
+            # nothing of its prefill speed.
+            pieces = ask(doc, question, llm, params, door, fresh=True)
+        said = []
         try:
             async for piece in pieces:
+                said.append(piece)
                 sys.stdout.write(piece)
                 sys.stdout.flush()
         finally:
             await close_now(pieces)
         sys.stdout.write("\n")
+        if together is not None and (cited := together.documents.cited("".join(said))):
+            say("cited: " + "; ".join(place.line for place in cited))
     finally:
         door.close()
         await llm.aclose()

@@ -3,7 +3,8 @@
 Whole document (default while it fits under a threshold): the document goes in front of the model
 at once, with page markers, and the question goes last — so every follow-up shares the same prompt
 prefix byte for byte and vLLM's prefix cache serves it. Map-reduce (default past the threshold, the
-only way past the served context): mapreduce.py.
+only way past the served context): mapreduce.py. Several documents asked together are read the same
+way, as their set's text (sets.py): `open_set`.
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ from glm1m.chat import MIN_ANSWER_TOKENS, close_now
 from glm1m.documents.budget import Budget, Strategy, measure
 from glm1m.documents.mapreduce import MapReduce, ask_map_reduce, system
 from glm1m.documents.pages import DocumentText, Kind
+from glm1m.documents.sets import DocumentSet, is_set, set_prompt
 from glm1m.errors import ContextTooLong, DocumentError
 from glm1m.llm import ChatParams, Llm, Message
 from glm1m.progress import OnProgress, ignore
 from glm1m.settings import Settings
 
-__all__ = ["SUMMARY_REQUEST", "MapReduce", "OpenDocument", "answer", "open_document", "plan_of",
-           "whole_prompt", "with_strategy"]
+__all__ = ["SUMMARY_REQUEST", "MapReduce", "OpenDocument", "answer", "open_document", "open_set",
+           "plan_of", "whole_prompt", "with_strategy"]
 
 SUMMARY_REQUEST = ("Summarise the whole document: its purpose, its main points in order, and "
                    "anything a reader must not miss.")
@@ -51,6 +53,13 @@ async def open_document(text: DocumentText, llm: Llm, settings: Settings, answer
     DocumentError when the strategy cannot read it with an answer of `answer_tokens`."""
     budget = await measure(text, llm, settings.whole_document_threshold, on_progress)
     return with_strategy(text, budget, strategy or budget.default(answer_tokens), answer_tokens, settings)
+
+
+async def open_set(documents: DocumentSet, llm: Llm, settings: Settings, answer_tokens: int,
+                   strategy: Strategy | None = None, on_progress: OnProgress = ignore) -> OpenDocument:
+    """open_document for documents asked together: their set's text, measured as one (a set of
+    one is that document)."""
+    return await open_document(documents.text(), llm, settings, answer_tokens, strategy, on_progress)
 
 
 def with_strategy(text: DocumentText, budget: Budget, strategy: Strategy, answer_tokens: int,
@@ -106,7 +115,9 @@ def chars_per_token(budget: Budget) -> float:
 
 def whole_prompt(text: DocumentText, question: str, kind: Kind | None = None) -> list[Message]:
     """Document first, question last: follow-ups share the prefix byte for byte. `kind`: the
-    document's (when `text` holds none of it, to measure the frame)."""
+    document's (when `text` holds none of it, to measure the frame). A set's: sets.set_prompt."""
+    if is_set(text, kind):
+        return set_prompt(text, question)
     return [{"role": "system", "content": system(kind or text.kind)},
             {"role": "user", "content": f"<document name=\"{text.name}\">\n{text.marked_text()}\n"
                                         f"</document>\n\nQuestion: {question}"}]

@@ -8,20 +8,28 @@ when — the shelf, the count, the check, noting a whole read, teaching the pref
     opened = await open_file(path, name, shelf, options, llm, settings, max_tokens, door)
     async for piece in ask(opened.doc, question, llm, params, door, clock, opened.to): ...
     async for piece in ask(opened.doc, follow_up, llm, params, door, clock): ...
+
+Several documents asked together (sets.py): `open_files`, each read through the shelf in turn,
+then their set's text counted and its strategy chosen as one document's is.
+
+    opened = await open_files([(path_a, name_a), (path_b, name_b)], shelf, options, llm, ...)
+    async for piece in ask(opened.doc, question, llm, params, door, fresh=True): ...
+    opened.documents.cited(answer)   # [Cited("B", "contract.pdf", page 12), ...]
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from glm1m.chat import close_now
 from glm1m.documents.answer import OpenDocument, answer, with_strategy
-from glm1m.documents.budget import Budget, Strategy
+from glm1m.documents.budget import Budget, Strategy, measure
 from glm1m.documents.formats import ReadOptions
 from glm1m.documents.heartbeat import until_first
+from glm1m.documents.sets import DocumentSet
 from glm1m.documents.shelf import Shelf, ShelfFull, Shelved
 from glm1m.documents.through_shelf import Sending, measure_through, noting_read, read_through, sending
 from glm1m.llm import ChatParams, Llm
@@ -37,6 +45,15 @@ class Opened:
     doc: OpenDocument
     shelved: Shelved
     to: Sending
+
+
+@dataclass(frozen=True)
+class OpenedSet:
+    """Documents opened together by open_files: the set (letters, names, citations), its text as
+    the model reads it (`doc`), and how each document came (`shelved`, in the set's order)."""
+    documents: DocumentSet
+    doc: OpenDocument
+    shelved: tuple[Shelved, ...]
 
 
 @dataclass(frozen=True)
@@ -102,14 +119,41 @@ async def open_file(path: Path, name: str, shelf: Shelf, options: ReadOptions, l
     return Opened(with_strategy(shelved.text, budget, strategy, answer_tokens, settings), shelved, to)
 
 
+async def open_files(files: Sequence[tuple[Path, str]], shelf: Shelf, options: ReadOptions, llm: Llm,
+                     settings: Settings, answer_tokens: int, door: Door) -> OpenedSet:
+    """open_file for documents asked together (`files`: path and attached name, in the order
+    they are labelled A, B, …): each read through `shelf` in turn (`door.reading`, `door.read` for
+    each), then the set's text counted and its strategy chosen and checked as one document's.
+    A set's text is counted anew each time (its markers carry the letters the shelf's kept counts
+    lack; /tokenize takes seconds for a million tokens). Raises as open_file does."""
+    found: list[Shelved] = []
+    for path, name in files:
+        shelved, full = await read_through(shelf, path, name, options, on_loop(door.progress),
+                                           door.reading)
+        await door.read(shelved, full)
+        found.append(shelved)
+    documents = DocumentSet(tuple(shelved.text for shelved in found))
+    if len(found) == 1:  # a set of one is that document, and its count is kept
+        budget = await measure_through(shelf, found[0], llm, settings.model,
+                                       settings.whole_document_threshold, door.progress)
+    else:
+        budget = await measure(documents.text(), llm, settings.whole_document_threshold, door.progress)
+    strategy = await door.choose(documents.name, budget, answer_tokens, None)
+    doc = with_strategy(documents.text(), budget, strategy, answer_tokens, settings)
+    return OpenedSet(documents, doc, tuple(found))
+
+
 async def ask(doc: OpenDocument, question: str, llm: Llm, params: ChatParams, door: Door,
-              clock: PrefillClock | None = None, to: Sending | None = None) -> AsyncIterator[str]:
+              clock: PrefillClock | None = None, to: Sending | None = None, fresh: bool = False
+              ) -> AsyncIterator[str]:
     """Stream the cited answer to `question` (answer.answer), telling `door` while the server
     reads and when the answer begins. `to`: for the first question after open_file (its
     Opened.to): a whole read is noted on the shelf once its answer begins, and unless that server
     read it before, the wait teaches `clock` this server's prefill speed. None for a follow-up.
-    The answer's stream is closed when this is, however it ends."""
-    asked = Asked(doc, first=to is not None, before=to.before if to is not None else None)
+    `fresh`: the first question on documents opened without a Sending (open_files: a set is
+    not noted on the shelf, and its earlier documents may be in the server's cache already, so
+    pass no `clock` either). The answer's stream is closed when this is, however it ends."""
+    asked = Asked(doc, first=to is not None or fresh, before=to.before if to is not None else None)
     pieces = answer(doc, question, llm, params, door.progress)
     if to is not None and doc.strategy is Strategy.WHOLE:
         pieces = noting_read(to, pieces)  # the next chat that attaches it is told this server read it

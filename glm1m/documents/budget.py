@@ -3,10 +3,11 @@ which strategies can read it, and how long a whole-document read is expected to 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from glm1m.documents.pages import DocumentText
+from glm1m.documents.pages import DocumentText, Kind
 from glm1m.errors import DocumentError
 from glm1m.llm import Llm
 from glm1m.progress import OnProgress, Progress, ignore
@@ -61,6 +62,17 @@ class Budget:
         pages = f"{self.pages:,} {one if self.pages == 1 else self.unit}"
         return (f"{pages}, {self.tokens:,} tokens — {self.fraction:.1%} of the served "
                 f"{self.max_model_len:,}-token context.")
+
+
+def set_line(budget: Budget, documents: Sequence[DocumentText]) -> str:
+    """Budget.line for documents asked together (`budget`: their set's text measured):
+    "3 documents, 40 pages and 372 sections, 301,227 tokens — 36.8% of the served …"."""
+    counts = [(sum(len(d.pages) for d in documents if d.kind is kind), kind.unit)
+              for kind in (Kind.PAGE, Kind.SECTION)]
+    units = [f"{n:,} {unit.removesuffix('s') if n == 1 else unit}" for n, unit in counts if n]
+    held = " and ".join(units) or "no pages"
+    return (f"{len(documents)} documents, {held}, {budget.tokens:,} tokens — {budget.fraction:.1%} "
+            f"of the served {budget.max_model_len:,}-token context.")
 
 
 async def measure(doc: DocumentText, llm: Llm, threshold: int,

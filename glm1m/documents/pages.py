@@ -10,6 +10,12 @@ section into parts at paragraph ends: "[§ 12]", shown beside the answer as "§ 
 which a reader finds with the heading search of any viewer. Either way every location has an
 integer number (1, 2, ...), so budget, split and map-reduce work on both alike.
 
+Several documents asked together (sets.py) are one text of labelled locations, Kind.SET: each
+document is a block headed with its letter (A, B, … in the order attached) and its file name, and
+its markers carry the letter: "[B p. 12]", "[C § 3]". Split and map-reduce see a location of a set
+as one integer, its place (`place`: the document's index times PLACE_STRIDE plus its number), so a
+part or a note of a set is named "B 12–20", which documents it spans included.
+
 Kept apart from pdf.py so the modules that only read pages (answer, benchmarks on hosts without
 PyMuPDF) need no PDF library.
 """
@@ -21,22 +27,29 @@ from dataclasses import dataclass
 from enum import Enum
 
 MAX_RANGE_PAGES = 5  # a cited range opens at most this many locations beside the answer
-# A marker as marked() writes it (either kind: a document has one), to map offsets to locations.
-MARK_LINE = re.compile(r"\[(?:p\.|§) (\d+)\]\n")
+# A marker as marked() writes it (either kind, with a set's letter or none), to map offsets to places.
+MARK_LINE = re.compile(r"\[(?:([A-Z]+) )?(?:p\.|§) (\d+)\]\n")
+# Places of one set's document apart: more than any document's locations (a 1M-token document
+# has some thousands), so a place names its document and its location at once.
+PLACE_STRIDE = 1_000_000
 
 
 class Kind(str, Enum):
     PAGE = "page"
     SECTION = "section"
+    SET = "location"  # a text of several documents' labelled pages and sections (sets.py)
 
     @property
     def mark(self) -> str:
-        """Before each location in the prompt; the model cites it back as written."""
+        """Before each location in the prompt; the model cites it back as written. A set's
+        locations keep their own kind; Page.marked puts their letter in."""
         return "[p. {}]" if self is Kind.PAGE else "[§ {}]"
 
     @property
     def cite_how(self) -> str:
         """How the prompts tell the model to cite."""
+        if self is Kind.SET:
+            return "[A p. N] or [A § N], with the letter of its document as in the markers"
         return "[p. N]" if self is Kind.PAGE else "[§ N]"
 
     @property
@@ -44,10 +57,15 @@ class Kind(str, Enum):
         """A citation as models write it: [p. 3], [p.3], [p. 5-6]; [§ 3], [§3], [§ 5–6],
         [§§ 5-6], [§ 3, § 7], and a heading after the number ([§ 3 Installation]), which some
         models copy from the text. ranges() reads the numbers out of one."""
-        return PAGE_CITATION if self is Kind.PAGE else SECTION_CITATION
+        return {Kind.PAGE: PAGE_CITATION, Kind.SECTION: SECTION_CITATION}.get(self, SET_CITATION)
 
     def ranges(self, citation: re.Match[str]) -> list[tuple[int, int]]:
-        """(first, last) of each location range one citation names."""
+        """(first, last) of each location range one citation names; of a set, places."""
+        if self is Kind.SET:
+            inner = Kind.PAGE if citation.group(2) == "p." else Kind.SECTION
+            found = inner.citation.search(f"[{citation.group(2)}{citation.group(3)}]")
+            at = place(citation.group(1), 0)
+            return [(at + a, at + b) for a, b in inner.ranges(found)] if found else []
         if self is Kind.PAGE:
             return [(int(citation.group(1)), int(citation.group(2) or citation.group(1)))]
         # Only numbers right after a "§": a heading copied into the citation may hold others.
@@ -56,10 +74,16 @@ class Kind(str, Enum):
     @property
     def unit(self) -> str:
         """Plural, as progress lines and the budget line count them."""
-        return "pages" if self is Kind.PAGE else "sections"
+        return {Kind.PAGE: "pages", Kind.SECTION: "sections"}.get(self, "locations")
 
     def span(self, first: int, last: int) -> str:
-        """"p. 3", "pp. 3–9"; "§ 3", "§§ 3–9": a chunk's or a note's locations in a prompt."""
+        """"p. 3", "pp. 3–9"; "§ 3", "§§ 3–9": a chunk's or a note's locations in a prompt. Of a
+        set, places: "B 12", "B 12–20", "A 40 – B 2"."""
+        if self is Kind.SET:
+            (a, n), (b, m) = where(first), where(last)
+            if a == b:
+                return f"{a} {n}" if n == m else f"{a} {n}–{m}"
+            return f"{a} {n} – {b} {m}"
         one, many = ("p.", "pp.") if self is Kind.PAGE else ("§", "§§")
         return f"{one} {first}" if first == last else f"{many} {first}–{last}"
 
@@ -67,6 +91,34 @@ class Kind(str, Enum):
 PAGE_CITATION = re.compile(r"\[p\.\s*(\d+)(?:\s*[-–]\s*(\d+))?\]")
 SECTION_CITATION = re.compile(r"\[§[^\]\n]{0,160}\]")
 SECTION_NUMBER = re.compile(r"§+\s*(\d+)(?:\s*[-–]\s*§*\s*(\d+))?")
+# A set's citation: the document's letter, then a page's or a section's citation without its "[":
+# [B p. 12], [B, p. 12-13], [C § 3], [C §§ 3–4].
+SET_CITATION = re.compile(r"\[([A-Z]{1,2})[,:]?\s*(p\.|§)([^\]\n]{0,160})\]")
+
+
+def letter(index: int) -> str:
+    """The label of a set's document at `index` (0-based): A, B, … Z, AA, AB, …"""
+    return letter(index // 26 - 1) + chr(ord("A") + index % 26) if index >= 26 else chr(ord("A") + index)
+
+
+def index_of(label: str) -> int:
+    """letter's inverse: "A" 0, "Z" 25, "AA" 26."""
+    index = 0
+    for char in label:
+        index = index * 26 + ord(char) - ord("A") + 1
+    return index - 1
+
+
+def place(label: str, number: int) -> int:
+    """A set's location as one integer: its document's index times PLACE_STRIDE plus its number
+    (a lone document's locations, and document A's, are their numbers)."""
+    return (index_of(label) if label else 0) * PLACE_STRIDE + number
+
+
+def where(at: int) -> tuple[str, int]:
+    """place's inverse: the document's letter and the location's number."""
+    index, number = divmod(at, PLACE_STRIDE)
+    return letter(index), number
 
 
 @dataclass(frozen=True)
@@ -77,14 +129,28 @@ class Page:
     kind: Kind = Kind.PAGE
     heading: str = ""  # a section's heading ("" before the first heading, or in a text without any)
     span: str = ""  # which part of the heading's section: "¶ 4–9", "lines 120–180"
+    # In a set (sets.py): its document's letter, and the block's header before its first
+    # location and the block's end after its last; "" for a lone document.
+    doc: str = ""
+    head: str = ""
+    tail: str = ""
 
     def marked(self) -> str:
-        return f"{self.kind.mark.format(self.number)}\n{self.text}"
+        mark = self.kind.mark.format(self.number)
+        if self.doc:
+            mark = f"[{self.doc} {mark[1:]}"
+        return f"{self.head}{mark}\n{self.text}{self.tail}"
+
+    @property
+    def place(self) -> int:
+        """Where it is in its text, as the markers and citations name it (a set's letter included)."""
+        return place(self.doc, self.number)
 
     @property
     def label(self) -> str:
-        """The short name beside the answer, as the answer cites it: "p. 3", "§ 3"."""
-        return self.kind.span(self.number, self.number)
+        """The short name beside the answer, as the answer cites it: "p. 3", "§ 3"; "B p. 3"."""
+        alone = self.kind.span(self.number, self.number)
+        return f"{self.doc} {alone}" if self.doc else alone
 
     @property
     def location(self) -> str:
@@ -106,6 +172,8 @@ class DocumentText:
 
     @property
     def kind(self) -> Kind:
+        if self.pages and self.pages[0].doc:
+            return Kind.SET
         return self.pages[0].kind if self.pages else Kind.PAGE
 
     @property
@@ -118,8 +186,9 @@ class DocumentText:
 
     def cited(self, answer: str) -> list[Page]:
         """The locations an answer cites, in order of first citation."""
-        by_number = {p.number: p for p in self.pages}
-        return [by_number[n] for n in cited_pages(answer, self.page_count, self.kind) if n in by_number]
+        by_place = {p.place: p for p in self.pages}
+        bound = max(by_place, default=0) if self.kind is Kind.SET else self.page_count
+        return [by_place[n] for n in cited_pages(answer, bound, self.kind) if n in by_place]
 
 
 def spans(numbers: tuple[int, ...]) -> str:
@@ -150,8 +219,8 @@ def lost_note(text: DocumentText) -> str | None:
 
 
 def page_marks(text: str) -> list[tuple[int, int]]:
-    """(offset, location number) of every marker in marked text, in order."""
-    return [(m.start(), int(m.group(1))) for m in MARK_LINE.finditer(text)]
+    """(offset, location number) of every marker in marked text, in order; a set's, its place."""
+    return [(m.start(), place(m.group(1) or "", int(m.group(2)))) for m in MARK_LINE.finditer(text)]
 
 
 def cited_pages(answer: str, page_count: int, kind: Kind = Kind.PAGE) -> list[int]:

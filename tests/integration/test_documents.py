@@ -17,6 +17,8 @@ from glm1m.documents.mapreduce import chunk_room, fitted_chunks, note_prompt
 from glm1m.documents.budget import Budget, Strategy, measure
 from glm1m.documents.pages import cited_pages
 from glm1m.documents.pdf import extract
+from glm1m.documents.pages import DocumentText
+from glm1m.documents.sets import DocumentSet
 from glm1m.documents.split import split
 from glm1m.errors import DocumentError
 from glm1m.llm import ChatParams, Llm, LlmClient
@@ -176,3 +178,24 @@ def test_summarize_says_it_is_still_reading_until_the_answer_starts(healthy_prox
     so_far = [re.search(r"(\d+):(\d\d) so far", line).groups() for line in waits]
     assert so_far == sorted(so_far, key=lambda ms: (int(ms[0]), int(ms[1]))) and so_far[-1] >= ("0", "02")
     assert done.stdout == healthy_proxy.streamed_text() + "\n"
+
+
+async def test_a_document_added_to_a_set_leaves_the_earlier_ones_in_the_prefix_cache(
+        model_server, tmp_path, llm: Llm) -> None:
+    """Asked with a third document, the set's first two are served from the cache, not read again."""
+    def pdf(name: str, first: int) -> DocumentText:
+        return extract(make_pdf(tmp_path / name, [words_page(n, 150) for n in (first, first + 1)]))
+    two = DocumentSet((pdf("contract.pdf", 1), pdf("annex.pdf", 3)))
+    three = two.with_document(pdf("letter.pdf", 5))
+    hits = []
+    for documents in (two, three):
+        budget = await measure(documents.text(), llm, threshold=6000)
+        assert budget.default(PARAMS.max_tokens) is Strategy.WHOLE
+        doc = OpenDocument(documents.text(), budget, Strategy.WHOLE, PLAN)
+        hits_before = scrape(model_server.root)["vllm:prefix_cache_hits_total"]
+        stream = answer(doc, "Which document names clause3x0?", llm, PARAMS)
+        await anext(stream)
+        await stream.aclose()
+        hits.append((scrape(model_server.root)["vllm:prefix_cache_hits_total"] - hits_before, budget.tokens))
+    (_, two_tokens), (three_hits, three_tokens) = hits
+    assert 0.9 * two_tokens <= three_hits < three_tokens

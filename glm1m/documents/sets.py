@@ -1,0 +1,115 @@
+"""Several documents asked together: a set, in the order they were attached, each with a letter the
+model is told (A, B, C, …) and cites back: "[B p. 12]", "[C § 3]".
+
+The set's text is one DocumentText (`text()`), each document in a block of its own, in order:
+
+    <document label="A" name="contract.pdf">
+    [A p. 1]
+    …
+    </document>
+
+    <document label="B" name="notes.md">
+    [B § 1]
+    …
+
+so the whole read and map-reduce (answer.py, mapreduce.py) read a set as they read one document,
+every part knowing its documents by its markers. Nothing in front of a block depends on what comes
+after it (the system prompt names no document), so a document attached later leaves the earlier
+ones as the prompt's unchanged prefix and vLLM's prefix cache serves them. A set of one is that
+document as it always was: its own name, markers "[p. N]", the one-document prompt byte for byte.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from xml.sax.saxutils import quoteattr
+
+from glm1m.documents.pages import DocumentText, Kind, Page, index_of, letter
+from glm1m.llm import Message
+
+# The same for every set (the prefix cache): it says how documents are labelled, and each block's
+# header says which letter is which file.
+SET_SYSTEM = ("You answer questions about the documents the user gives you, in the language of the "
+              "question. Each document comes in a block of its own, labelled with a capital letter "
+              "(A, B, C, … in the order given) and its file name, and the marker before each of its "
+              "pages or sections carries that letter: [B p. 12] is page 12 of document B, [C § 3] "
+              "section 3 of document C. Every statement must cite the location it comes from exactly "
+              "as its marker is written, letter included ([A p. N] or [A § N]). If the documents do "
+              "not say, answer that they do not.")
+
+
+@dataclass(frozen=True)
+class Cited:
+    """A location an answer about a set cites, with the document it is in."""
+    label: str  # the document's letter: "B"
+    name: str  # its file name: "contract.pdf"
+    page: Page  # the location, as its document has it (no letter: as read alone)
+
+    @property
+    def line(self) -> str:
+        """What a door shows beside the answer: "B · contract.pdf · p. 12"."""
+        return f"{self.label} · {self.name} · {self.page.location}"
+
+
+@dataclass(frozen=True)
+class DocumentSet:
+    """Documents asked together, in the order attached; a document's letter is its place here."""
+    documents: tuple[DocumentText, ...]
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return tuple(letter(i) for i in range(len(self.documents)))
+
+    @property
+    def name(self) -> str:
+        """"contract.pdf"; "A (contract.pdf), B (notes.md) and C (report.docx)"."""
+        if len(self.documents) == 1:
+            return self.documents[0].name
+        named = [f"{label} ({doc.name})" for label, doc in zip(self.labels, self.documents, strict=True)]
+        return f"{', '.join(named[:-1])} and {named[-1]}"
+
+    def with_document(self, text: DocumentText) -> DocumentSet:
+        """This set and one more document after the others: the earlier keep their letters."""
+        return DocumentSet((*self.documents, text))
+
+    def text(self) -> DocumentText:
+        """What the model reads: one document as it is; several, each in its labelled block."""
+        if len(self.documents) == 1:
+            return self.documents[0]
+        pages = tuple(page for label, doc in zip(self.labels, self.documents, strict=True)
+                      for page in labelled(label, doc))
+        return DocumentText(self.name, pages, len(pages))
+
+    def cited(self, answer: str) -> list[Cited]:
+        """The locations an answer cites, each with its document, in order of first citation."""
+        if len(self.documents) == 1:
+            alone = self.documents[0]
+            return [Cited("A", alone.name, page) for page in alone.cited(answer)]
+        own = {(label, page.number): page for label, doc in zip(self.labels, self.documents, strict=True)
+               for page in doc.pages}  # each location as its document has it, without a letter
+        return [Cited(page.doc, self.documents[index_of(page.doc)].name, own[page.doc, page.number])
+                for page in self.text().cited(answer)]
+
+
+def labelled(label: str, doc: DocumentText) -> list[Page]:
+    """The document's locations with its letter, its block's header on the first and end on the
+    last. A document without locations still gets its block, so its letter is not skipped."""
+    pages = list(doc.pages) or [Page(1, "", doc.kind)]
+    head = f"<document label=\"{label}\" name={quoteattr(doc.name)}>\n"
+    pages[0] = replace(pages[0], head=head)
+    pages[-1] = replace(pages[-1], tail="\n</document>")
+    return [replace(page, doc=label) for page in pages]
+
+
+def set_prompt(text: DocumentText, question: str) -> list[Message]:
+    """The blocks first, question last: a follow-up, or a set with a document more, shares the
+    prefix byte for byte. `text`: a set's text (DocumentSet.text), or one without locations to
+    measure the frame."""
+    blocks = text.marked_text()
+    return [{"role": "system", "content": SET_SYSTEM},
+            {"role": "user", "content": f"{blocks}\n\nQuestion: {question}" if blocks else
+                                        f"Question: {question}"}]
+
+
+def is_set(text: DocumentText, kind: Kind | None = None) -> bool:
+    return (kind or text.kind) is Kind.SET
