@@ -108,6 +108,8 @@ TEXT: dict[str, tuple[str, str]] = {
     "tr_done": ("Finished: {line} in {seconds}{rate}.", "已完成：{line}，用时 {seconds}{rate}。"),
     "tr_stopped_at": ("Stopped: {line} after {seconds}{rate}.", "已停止：{line}，用时 {seconds}{rate}。"),
     "tr_rate": (" ({rate:.1f} {unit}/s)", "（每秒 {rate:.1f} {unit}）"),
+    "tr_rate_tokens": (" ({rate:.1f} {unit}/s; {tokens:,} tokens, {tokens_rate:,.0f} tokens/s)",
+                       "（每秒 {rate:.1f} {unit}；共生成 {tokens:,} 个词元，每秒 {tokens_rate:,.0f} 个）"),
     "tr_failed_at": ("Ended by an error (see below) after {seconds}.", "因错误结束（见下方），"
                                                                        "用时 {seconds}。"),
     "tr_stopped": ("Stopped. The rows finished so far are in the file below; the others are marked.",
@@ -275,8 +277,17 @@ def progress_line(lang: str, progress: Progress, now: float) -> str:
     text = f"{stage_words(progress.stage)}：{progress.done:,} / {progress.total:,} {unit}"
     if progress.failed:
         text += f"（{progress.failed:,} 失败）"
-    if progress.done > progress.resumed and now - progress.started >= MIN_RATE_S:
-        text += f" — 每秒 {progress.per_s:.1f} {unit}"
-        eta = progress.eta_s
-        text += f"，约剩 {eta:.0f} 秒" if eta is not None and not progress.finished else ""
-    return text
+    if progress.in_flight:
+        text += f"，进行中 {progress.in_flight:,}"
+    said: list[str] = []
+    tokens_per_s = progress.tokens_per_s
+    if progress.tokens:
+        said.append(f"已生成 {progress.tokens:,} 个词元")
+    if tokens_per_s is not None:
+        said.append(f"每秒 {tokens_per_s:,.0f} 个词元")
+    if progress.says_unit_rate() and now - progress.started >= MIN_RATE_S:
+        said.append(f"每秒 {progress.per_s:.1f} {unit}")
+    eta = progress.eta_s
+    if eta is not None and not progress.finished:
+        said.append(f"约剩 {eta:.0f} 秒")
+    return text + (" — " + "，".join(said) if said else "")

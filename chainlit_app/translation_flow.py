@@ -8,6 +8,7 @@ continues, saying from where."""
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
 import chainlit as cl
@@ -137,11 +138,17 @@ def job_head(lang: str, name: str, source: TableSource, job: Job,
 
 
 def rate(lang: str, status: StatusLine) -> str:
-    """" (18.8 rows/s)": units this run finished per second (resumed ones took no time), or ""."""
+    """" (18.8 rows/s; 5,210 tokens, 330 tokens/s)": what this run did per second (resumed units
+    took no time), the tokens where the client counted them; or ""."""
     progress = status.progress
     if progress is None or progress.done <= progress.resumed:
         return ""
-    return t(lang, "tr_rate", rate=progress.per_s, unit=unit_words(lang, progress.unit))
+    unit = unit_words(lang, progress.unit)
+    elapsed = time.monotonic() - progress.started
+    if progress.tokens and elapsed > 0:
+        return t(lang, "tr_rate_tokens", rate=progress.per_s, unit=unit, tokens=progress.tokens,
+                 tokens_rate=progress.tokens / elapsed)
+    return t(lang, "tr_rate", rate=progress.per_s, unit=unit)
 
 
 def done_line(lang: str, status: StatusLine) -> str:

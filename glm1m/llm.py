@@ -1,11 +1,8 @@
 """The model server, seen from the core: streaming chat, whole answers, token counts, the served
-context length.
-
-`Llm` is what the core depends on; `LlmClient` is the real one, for a running vLLM
+context length. `Llm` is what the core depends on; `LlmClient` is the real one, for a running vLLM
 OpenAI-compatible server (`glm1m serve`); tests of the algorithms use a scripted stand-in
 (tests/support/scripted_llm.py). Every failure leaves this module as a `UserFacingError` carrying
-the sentence to show.
-"""
+the sentence to show."""
 
 from __future__ import annotations
 
@@ -249,9 +246,7 @@ class LlmClient:
 
     async def _next_chunk(self, pieces: AsyncIterator[ChatCompletionChunk]) -> ChatCompletionChunk | None:
         try:
-            # asyncio.timeout, not wait_for: Python 3.11's wait_for returns the next piece when it
-            # is already there as the task is cancelled, and the stop is lost (the page's stop
-            # button then let the server write all 3,000 tokens; tests/unit/test_stopped_streams.py).
+            # Not wait_for: 3.11's returns a piece already there as the task is cancelled, losing the stop.
             async with asyncio.timeout(self.settings.request_timeout_s):
                 return await anext(pieces)
         except StopAsyncIteration:

@@ -6,22 +6,32 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn
 
 from glm1m.progress import OnProgress, Progress
 
 
 @contextmanager
 def progress_bar(transient: bool = False) -> Iterator[OnProgress]:
-    """An OnProgress that draws the latest stage; stdout stays free for the command's result."""
+    """An OnProgress that draws the latest stage; stdout stays free for the command's result.
+
+    Beside the count, what moves while units run and what is known of the rest, the core's own
+    words (Progress.details): `50 in flight — 1,234 tokens, 310 tokens/s, about 4 s left`. rich's
+    own time-remaining column is not used: it rates finished units only, and a batch the server
+    finishes together left it at -:--:-- until the end.
+    """
     with Bar(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-             TextColumn("{task.fields[status]}"), TimeRemainingColumn(),
-             console=Console(stderr=True), transient=transient) as bar:
+             TextColumn("{task.fields[status]}"), console=Console(stderr=True),
+             transient=transient) as bar:
         task = bar.add_task("starting", total=None, status="")
 
         def show(progress: Progress) -> None:
-            status = f"{progress.failed:,} failed" if progress.failed else ""
             bar.update(task, description=progress.stage, total=progress.total,
-                       completed=progress.done, status=status)
+                       completed=progress.done, status=status_text(progress))
 
         yield show
+
+
+def status_text(progress: Progress) -> str:
+    """Progress.details without its leading separator: `(1 failed), 50 in flight — …`."""
+    return progress.details().removeprefix(", ").removeprefix(" — ").strip()

@@ -9,6 +9,7 @@ GLM1M_WAIT_LINE_S. The line goes when the answer starts.
 from __future__ import annotations
 
 import sys
+import time
 from contextlib import ExitStack
 
 from rich.console import Console
@@ -88,6 +89,7 @@ class TerminalDoor(Door):
         self.tick_s = self.line.every_s
         self._bar = ExitStack()
         self._show: OnProgress = ignore  # the bar while reading; counting tokens is not shown
+        self._said: tuple[tuple[str, int, int] | None, float] = (None, 0.0)  # the last parts line
 
     def progress(self, progress: Progress) -> None:
         self._show(progress)
@@ -108,12 +110,20 @@ class TerminalDoor(Door):
         return self.wanted or budget.default(answer_tokens)
 
     async def asking(self, asked: Asked) -> None:
-        self._show = lambda progress: say(progress.line())  # the parts, as they are read
+        self._show = self._parts_line
         doc = asked.doc
         if doc.strategy is Strategy.WHOLE:
             before = added_words(asked.before) if asked.before is not None else None
             say(self.clock.describe_wait(doc.budget.tokens, before))
             self.line.start(self._line(asked, 0.0))
+
+    def _parts_line(self, progress: Progress) -> None:
+        """The parts as they are read: a line when a count moves, else one every tick_s (token
+        counts come about once a second, too often for a log)."""
+        key, now = (progress.stage, progress.done, progress.total), time.monotonic()
+        if key != self._said[0] or now - self._said[1] >= self.tick_s:
+            self._said = (key, now)
+            say(progress.line())
 
     async def waiting(self, asked: Asked, elapsed_s: float) -> None:
         if asked.doc.strategy is Strategy.WHOLE:

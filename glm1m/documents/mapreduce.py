@@ -15,11 +15,12 @@ from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from glm1m.chat import close_now
+from glm1m.counting import OnTokens, complete_counting, no_tokens
 from glm1m.documents.pages import DocumentText, Kind
 from glm1m.documents.split import Chunk, resplit, split
 from glm1m.errors import DocumentError, ServerUnavailable, UserFacingError
 from glm1m.llm import ChatParams, Llm, Message
-from glm1m.progress import OnProgress, Progress, ignore
+from glm1m.progress import OnProgress, Progress, Tally, ignore
 
 
 def system(kind: Kind = Kind.PAGE) -> str:
@@ -37,6 +38,9 @@ MARGIN_TOKENS = 32
 MARGIN_SHARE = 0.01
 ATTEMPTS = 2  # per part, on top of the client's own retries of 429/503/timeouts
 COUNT_CONCURRENCY = 8  # /tokenize calls in flight while chunks are checked
+# The parts' tokens are reported at most this often: a part takes many seconds, a line a second
+# moves, and `glm1m summarize` writes each report as a line of its own.
+PART_REPORT_S = 1.0
 T = TypeVar("T")
 
 
@@ -146,11 +150,13 @@ async def counted(chunks: list[Chunk], llm: Llm) -> list[tuple[Chunk, int]]:
     return list(zip(chunks, counts, strict=True))
 
 
-async def read_part(name: str, chunk: Chunk, question: str, llm: Llm, params: ChatParams) -> Note:
-    """Notes on one chunk, retried; ServerUnavailable (nothing can be read) goes up at once."""
+async def read_part(name: str, chunk: Chunk, question: str, llm: Llm, params: ChatParams,
+                    on_tokens: OnTokens = no_tokens) -> Note:
+    """Notes on one chunk, retried; ServerUnavailable (nothing can be read) goes up at once.
+    on_tokens(n) as the notes' tokens come back, where the client counts them."""
     for attempt in range(1, ATTEMPTS + 1):
         try:
-            text = await llm.complete(note_prompt(name, chunk, question), params)
+            text = await complete_counting(llm, note_prompt(name, chunk, question), params, on_tokens)
             return Note(chunk.first_page, chunk.last_page, chunk.kind, text.strip())
         except ServerUnavailable:
             raise
@@ -174,14 +180,21 @@ async def combine_rounds(name: str, notes: list[Note], question: str, llm: Llm, 
     while sum(sizes) > final_room and len(notes) > 1:
         rounds += 1
         groups = group_by_room(list(zip(notes, sizes, strict=True)), round_room)
-        on_progress(Progress(f"combining notes, round {rounds}", 0, len(groups), unit="groups"))
+        sizes_of = [sum(len(note.text) for note in group) for group in groups]
+        combining = Tally(Progress(f"combining notes, round {rounds}", 0, len(groups), unit="groups"),
+                          on_progress, size=sum(sizes_of), token_report_s=PART_REPORT_S)
 
-        async def combine(group: list[Note]) -> Note:
-            text = await llm.complete(combine_prompt(name, group, question, final=False, kind=kind),
-                                      note_params)
+        async def combine(index: int, groups: list[list[Note]] = groups,
+                          combining: Tally = combining, sizes_of: list[int] = sizes_of) -> Note:
+            group = groups[index]
+            combining.start(index, sizes_of[index])
+            text = await complete_counting(llm, combine_prompt(name, group, question, final=False,
+                                                               kind=kind), note_params,
+                                           lambda count: combining.tokens(index, count))
+            combining.finish(index, failed=False)
             return Note(group[0].first, group[-1].last, kind, text.strip())
 
-        notes = await bounded_gather(groups, combine, concurrency)
+        notes = await bounded_gather(range(len(groups)), combine, concurrency)
         sizes = await bounded_gather(notes, lambda n: llm.count_text_tokens(n.block() + "\n\n"),
                                      COUNT_CONCURRENCY)
     if sum(sizes) > final_room:
@@ -225,24 +238,28 @@ async def ask_map_reduce(text: DocumentText, chars_per_token: float, plan: MapRe
     # cache while they are there, else again.
     params = replace(params, one_shot=True)
     note_params = replace(params, temperature=0.2, max_tokens=plan.note_tokens, stop=None)
-    reading = Progress("reading", 0, len(chunks), unit="parts")
-    on_progress(reading)
+    # The parts in flight and their notes' tokens move the line while the server reads them; a
+    # part counts as read when its notes are done (a 2-part document said "0 of 2 parts" until
+    # its end before).
+    reading = Tally(Progress("reading", 0, len(chunks), unit="parts"), on_progress,
+                    size=sum(len(chunk.text) for chunk in chunks), token_report_s=PART_REPORT_S)
     failures: list[tuple[Chunk, UserFacingError]] = []
 
-    async def note(chunk: Chunk) -> Note | None:
-        nonlocal reading
+    async def note(index: int) -> Note | None:
+        chunk = chunks[index]
+        reading.start(index, len(chunk.text))
         try:
-            result: Note | None = await read_part(text.name, chunk, question, llm, note_params)
+            result: Note | None = await read_part(text.name, chunk, question, llm, note_params,
+                                                  lambda count: reading.tokens(index, count))
         except ServerUnavailable:
             raise
         except UserFacingError as error:
             failures.append((chunk, error))
             result = None
-        reading = replace(reading, done=reading.done + 1, failed=len(failures))
-        on_progress(reading)
+        reading.finish(index, failed=result is None)
         return result
 
-    found = await bounded_gather(chunks, note, plan.concurrency)
+    found = await bounded_gather(range(len(chunks)), note, plan.concurrency)
     notes = [n for n in found if n is not None]
     if not notes:
         raise failures[-1][1]

@@ -12,6 +12,7 @@ from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator, Callable
 from dataclasses import dataclass
 
+from glm1m.counting import OnTokens, complete_counting, no_tokens
 from glm1m.errors import UserFacingError
 from glm1m.llm import ChatParams, Llm
 
@@ -52,28 +53,32 @@ class Result:
     error: str | None = None
 
 
-async def translate_one(row: Row, job: Job, llm: Llm) -> Result:
+async def translate_one(row: Row, job: Job, llm: Llm, on_tokens: OnTokens = no_tokens) -> Result:
+    """One row's translation; on_tokens(n) as its tokens come back (where the client counts them)."""
     if not row.text.strip():
         return Result(row.index, row.text)  # empty cells pass through untranslated
     messages = [{"role": "system", "content": job.system_prompt()},
                 {"role": "user", "content": row.text}]
     try:
         # A row is asked once: it keeps nothing in the server's host KV tier (ChatParams.one_shot).
-        text = await llm.complete(messages, ChatParams(temperature=0.0, max_tokens=job.max_tokens,
-                                                       one_shot=True), retries=job.retries)
+        params = ChatParams(temperature=0.0, max_tokens=job.max_tokens, one_shot=True)
+        text = await complete_counting(llm, messages, params, on_tokens, retries=job.retries)
     except UserFacingError as error:
         return Result(row.index, None, str(error))
     return Result(row.index, text.strip())
 
 
 async def translate_rows(rows: AsyncIterable[Row], job: Job, llm: Llm,
-                         on_finished: Callable[[Result], None] = lambda result: None
+                         on_finished: Callable[[Result], None] = lambda result: None,
+                         on_started: Callable[[Row], OnTokens] = lambda row: no_tokens
                          ) -> AsyncIterator[Result]:
     """Translate rows with at most job.concurrency requests in flight; yields in input order.
 
     on_finished(result) runs as soon as a row is done, in whatever order rows finish: a checkpoint
     written there keeps rows that finished behind a slow earlier one, should the process die, and
-    progress counted there moves with the work, not with the slowest row.
+    progress counted there moves with the work, not with the slowest row. on_started(row) runs as
+    its request goes out (it has its turn under the bound) and returns what counts its tokens as
+    they come back: between finished rows, the rows in flight and their tokens are the progress.
     Closing the generator (or cancelling its consumer) cancels every request still in flight.
     """
     limit = asyncio.Semaphore(job.concurrency)
@@ -82,7 +87,7 @@ async def translate_rows(rows: AsyncIterable[Row], job: Job, llm: Llm,
 
     async def bounded(row: Row) -> Result:
         async with limit:
-            result = await translate_one(row, job, llm)
+            result = await translate_one(row, job, llm, on_started(row))
         on_finished(result)
         return result
 

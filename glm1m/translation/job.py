@@ -12,13 +12,14 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import AsyncIterator
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from glm1m.counting import OnTokens
 from glm1m.errors import CsvError
 from glm1m.files import replace_when_done
 from glm1m.llm import Llm
-from glm1m.progress import OnProgress, Progress, ignore
+from glm1m.progress import OnProgress, Progress, Tally, ignore
 from glm1m.translation.checkpoint import Checkpoint, fingerprint_of
 from glm1m.translation.fanout import Job, Result, Row, translate_rows
 from glm1m.translation.lock import job_lock
@@ -120,9 +121,10 @@ async def run_job(source: TableSource, job: Job, llm: Llm, output: Path,
                   on_progress: OnProgress = ignore, key: str | None = None) -> Summary:
     """Translate `source` into `output`. Cancelling it still writes what was finished. `key` is
     job_key(source, job) when the caller has it already (it reads the whole input).
-    Progress counts rows as they finish, whatever their order. A run stopped short does not
-    replace an output in which every row is translated (rerunning a finished job and stopping
-    it loses nothing; the rows it did finish wait in the checkpoint for the next run)."""
+    Progress counts rows as they finish, whatever their order, and meanwhile the rows in flight
+    and the tokens come back (progress.Tally). A run stopped short does not replace an output in
+    which every row is translated (rerunning a finished job and stopping it loses nothing; the
+    rows it did finish wait in the checkpoint for the next run)."""
     check_output(output, source.path)
     with job_lock(output, source.shown_name):
         return await run_locked(source, job, llm, output, on_progress, key)
@@ -136,19 +138,21 @@ async def run_locked(source: TableSource, job: Job, llm: Llm, output: Path, on_p
     checkpoint = Checkpoint.open(checkpoint_path(output), job_id)
     total = await asyncio.to_thread(source.cell_count)
     kept = sum(1 for r in checkpoint.results.values() if r.error is None)
-    progress = Progress("translating", kept, total, unit=source.unit, resumed=kept)
-    on_progress(progress)
+    # Rows in flight and their tokens move the progress while vLLM works on a batch; finished rows
+    # count when they finish. `resumed`: what earlier runs did is no part of this run's rates.
+    tally = Tally(Progress("translating", kept, total, unit=source.unit, resumed=kept), on_progress)
+
+    def started(row: Row) -> OnTokens:
+        tally.start(row.index, len(row.text))
+        return lambda count: tally.tokens(row.index, count)
 
     def finished(result: Result) -> None:
-        nonlocal progress
         checkpoint.record(result)
-        failed = progress.failed + (result.error is not None)
-        progress = replace(progress, done=progress.done + 1, failed=failed)
-        on_progress(progress)
+        tally.finish(result.index, failed=result.error is not None)
 
     stopped = True
     try:
-        async for _ in translate_rows(pending_rows(source, checkpoint), job, llm, finished):
+        async for _ in translate_rows(pending_rows(source, checkpoint), job, llm, finished, started):
             pass
         stopped = False
     finally:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 
 import pytest
 
@@ -34,6 +35,9 @@ async def test_csv_is_translated_with_progress_and_comes_back_as_a_file(tmp_path
              if e.name in ("new_message", "update_message")]
     assert any("as GB18030 (GBK)" in o and "column **内容**" in o for o in shown)
     assert any("translating:" in o and "rows/s" in o for o in shown), shown  # live progress
+    # Between finished rows the line moves with the rows in flight and the tokens come back.
+    assert any(re.search(r"translating: [\d,]+ of 120 rows, [\d,]+ in flight — [\d,]+ tokens", o)
+               for o in shown), shown
     assert "120 of 120 rows translated" in done.data["output"]
     file_element = await chat.wait_for(lambda e: e.name == "element" and e.data.get("type") == "file"
                                        and e.data.get("name") == "合同.translated.csv", 60, start)
@@ -108,6 +112,7 @@ async def test_glossary_csv_attached_beside_the_data_goes_into_every_prompt(
     await chat.wait_for(lambda e: e.name == "new_message" and "5 of 5 rows translated"
                         in (e.data.get("output") or ""), 120, start)
     assert any("with 2 glossary terms" in (e.data.get("output") or "") for e in chat.events[start:])
+    # The rows' requests (streamed, so their tokens are counted as they come back: issue 26).
     prompts = [request["messages"][0]["content"] for request, _ in app.proxy.journal
-               if not request.get("stream")]
+               if request["messages"][0]["content"].startswith("You are a professional translator")]
     assert len(prompts) == 5 and all("合同 → contract" in p and "甲方 → Party A" in p for p in prompts)

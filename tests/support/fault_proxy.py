@@ -83,13 +83,13 @@ class FaultProxy:
         return event
 
     def answers_by_prompt(self) -> dict[str, list[str]]:
-        """User message -> the answers the real server gave to it (non-streamed completions)."""
+        """User message -> the answers the real server gave to it (whole or streamed)."""
         answers: dict[str, list[str]] = {}
-        for request, body in self.journal:
-            if request.get("stream"):
-                continue
+        for index, (request, body) in enumerate(list(self.journal)):
             text = request["messages"][-1]["content"]
-            answers.setdefault(text, []).append(json.loads(body)["choices"][0]["message"]["content"])
+            answer = (self.streamed_text(index) if request.get("stream")
+                      else json.loads(body)["choices"][0]["message"]["content"])
+            answers.setdefault(text, []).append(answer)
         return answers
 
     def cut_next_stream_after(self, nbytes: int) -> None:
