@@ -19,7 +19,10 @@ BOB = ("bob", PRODUCTION_USERS["bob"])
 
 def client(app: App, login: tuple[str, str] | None) -> httpx.Client:
     cookies = app.cookies(login) if login else None
-    return httpx.Client(base_url=app.url, timeout=30, headers={"Cookie": cookies} if cookies else {})
+    # No kept-alive connections: uvicorn closes an idle one after 5 s, and a GET sent on it just
+    # then was reset (a CI run, after the wait for the translated CSV).
+    return httpx.Client(base_url=app.url, timeout=30, headers={"Cookie": cookies} if cookies else {},
+                        limits=httpx.Limits(max_keepalive_connections=0))
 
 
 def stored_thread(http: httpx.Client, thread_id: str, element: str, timeout_s: float = 60) -> dict:
