@@ -15,6 +15,8 @@
      Measured 2026-12-01 (issue 27): B's one-shot parts filled the tier and A came back in 25.16 s.
      Since issue 27 glm1m asks vLLM to store nothing of one-shot work (ChatParams.one_shot): B
      stored nothing and A came back in 10.17 s (vLLM's TTFT 4.32 s; docs/benchmarks.md, third run).
+  w  with r (and q): the second sequence, on the same server after r's four steps: B read whole
+     (two kept documents: 2 x 37.7 GiB in the 80 GiB tier), A again, B again (issue 27, item 4).
   q  phase r at a quarter of its size, to rehearse it (issue 27): server R4, max-model-len 262,144,
      GPU KV 10.25 GiB, a 20 GiB tier, A and B of ~250K tokens from DOCS/quarter. Run before r in
      the same driver, r is skipped when a step of q failed.
@@ -222,10 +224,13 @@ def settle(folder: Path, timeout_s: float = 60) -> int:
 
 
 # ---------------------------------------------------------------- phases
-def phase_r(out: Path, port: int, docs: Path, fs_dir: Path, results: Results, name: str = "R") -> bool:
+def phase_r(out: Path, port: int, docs: Path, fs_dir: Path, results: Results, name: str = "R",
+            two_kept: bool = False) -> bool:
     """R alone: on 2026-12-01 R's 82 GiB tier was OOM-killed on the 125 GiB host while F1 started
     beside it (dmesg), so nothing else runs on the host while R holds its tier. False when the
-    server did not start or a step failed."""
+    server did not start or a step failed. `two_kept` (phase w) goes on with issue 27's second
+    sequence on the same server: B read whole, so the tier holds two kept documents (2 x 37.7 GiB
+    of its 80), then A again and B again."""
     r = Server(name, out, port, fs_dir)
     tag = "" if name == "R" else f" ({name})"
     try:
@@ -239,6 +244,12 @@ def phase_r(out: Path, port: int, docs: Path, fs_dir: Path, results: Results, na
                  run_cli(r, f"A follow-up{tag}", follow_up, results),
                  run_cli(r, f"B default settings{tag}", ["summarize", str(docs / "B.txt")], results),
                  run_cli(r, f"A revisit after B{tag}", revisit_q, results)]
+        if two_kept and all(step["exit"] == 0 for step in steps):
+            b_whole = ["summarize", str(docs / "B.txt"), "--strategy", "whole"]
+            steps += [run_cli(r, f"B whole, first read{tag}", b_whole, results),
+                      run_cli(r, f"A again after B whole{tag}",
+                              whole + ["--question", "Which names come up most?"], results),
+                      run_cli(r, f"B again{tag}", b_whole + ["--question", "How does it end?"], results)]
         return all(step["exit"] == 0 for step in steps)
     finally:
         r.stop()
@@ -318,12 +329,13 @@ def run(out: Path, port: int, docs: Path, phases: str) -> None:
     try:
         if "f" in phases:
             phase_f(out, port, fs_dir, results)
-        rehearsed = "q" not in phases or phase_r(out, port, docs / "quarter", fs_dir, results, "R4")
+        two_kept = "w" in phases
+        rehearsed = "q" not in phases or phase_r(out, port, docs / "quarter", fs_dir, results, "R4", two_kept)
         if "r" in phases and not rehearsed:
             log("phase q failed: phase r skipped")
             results.data["r_skipped"] = "phase q failed"
         elif "r" in phases:
-            phase_r(out, port, docs, fs_dir, results)
+            phase_r(out, port, docs, fs_dir, results, two_kept=two_kept)
         if "t" in phases:
             phase_t(out, port, fs_dir, results)
     finally:
@@ -377,7 +389,8 @@ def main() -> None:
     one.add_argument("--docs", type=Path, default=gpu.ROOT / ".gpu" / "docs",
                      help="folder with A.txt and B.txt (bench/real_text.py)")
     one.add_argument("--phases", default="r", help="r: 1M revisit + app (alone on the host), q: r at "
-                                                    "a quarter of its size (DOCS/quarter), f: file tier "
+                                                    "a quarter of its size (DOCS/quarter), w: r and q go on "
+                                                    "with B whole (two kept), f: file tier "
                                                     "across a restart, t: throughput, tier on and off")
     sub.add_parser("report").add_argument("results", type=Path)
     args = parser.parse_args()
