@@ -30,9 +30,11 @@ chromium:
 # need a Chinese font (without one every character is a box). Installed the way Chromium is.
 TESSERACT_PACKAGES := tesseract-ocr tesseract-ocr-eng tesseract-ocr-chi-sim tesseract-ocr-chi-tra
 FONT_PACKAGES := fonts-wqy-microhei
+# Real manuals the document-set test reads (tests/integration/test_summarize_set.py).
+MANUAL_PACKAGES := psmisc util-linux libjson-c5
 system-tools: chromium
-	@dpkg -s $(TESSERACT_PACKAGES) $(FONT_PACKAGES) prometheus >/dev/null 2>&1 || \
-	  (apt-get update -q && apt-get install -y -q $(TESSERACT_PACKAGES) $(FONT_PACKAGES) prometheus)
+	@dpkg -s $(TESSERACT_PACKAGES) $(FONT_PACKAGES) $(MANUAL_PACKAGES) prometheus >/dev/null 2>&1 || \
+	  (apt-get update -q && apt-get install -y -q $(TESSERACT_PACKAGES) $(FONT_PACKAGES) $(MANUAL_PACKAGES) prometheus)
 
 run: setup
 	@command -v tesseract >/dev/null || echo 'glm1m: tesseract is not installed, so scanned pages cannot be read (make system-tools installs it)'

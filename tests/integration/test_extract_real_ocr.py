@@ -4,7 +4,6 @@ PDF read as far as it goes, Tesseract kept off the terminal, a picture not read 
 from __future__ import annotations
 
 import random
-import shutil
 from pathlib import Path
 
 import pymupdf
@@ -29,7 +28,6 @@ def test_a_page_tree_that_loops_prints_the_pages_and_names_the_lost_one(tmp_path
                     "there): the text lacks it. Download or export it again for the whole text."]
 
 
-@pytest.mark.skipif(not (TESSDATA / "eng.traineddata").is_file(), reason="Debian's tesseract-ocr-eng")
 def test_tesseract_s_own_complaints_stay_off_the_terminal(tmp_path: Path, monkeypatch) -> None:
     broken = tmp_path / "tessdata"
     broken.mkdir()
@@ -67,7 +65,6 @@ def engraving(path: Path, text_page: str | None = None) -> Path:
     return path
 
 
-@pytest.mark.skipif(shutil.which("tesseract") is None, reason="needs Tesseract")
 def test_a_picture_is_not_read_as_words_and_the_text_beside_it_is(tmp_path: Path) -> None:
     options = ReadOptions(ocr=OcrOptions(OcrMode.AUTO))
     read = read_document(engraving(tmp_path / "plate.pdf", FIRST), options)
