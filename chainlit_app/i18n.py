@@ -287,7 +287,6 @@ def progress_line(lang: str, progress: Progress, now: float) -> str:
         said.append(f"每秒 {tokens_per_s:,.0f} 个词元")
     if progress.says_unit_rate() and now - progress.started >= MIN_RATE_S:
         said.append(f"每秒 {progress.per_s:.1f} {unit}")
-    eta = progress.eta_s
-    if eta is not None and not progress.finished:
+    if (eta := progress.eta_said()) is not None:
         said.append(f"约剩 {eta:.0f} 秒")
     return text + (" — " + "，".join(said) if said else "")

@@ -100,10 +100,15 @@ class Progress:
         if self.says_unit_rate():
             unit = f" {self.unit}" if self.unit else ""
             said.append(f"{self.per_s:.1f}{unit}/s")
-        eta = self.eta_s
-        if eta is not None and not self.finished:
+        if (eta := self.eta_said()) is not None:
             said.append(f"about {eta:.0f} s left")
         return text + (" — " + ", ".join(said) if said else "")
+
+    def eta_said(self) -> float | None:
+        """The time left as a line says it: not when finished, and not under half a second (a
+        real run said "1 of 3 parts, 2 in flight — … about 0 s left" while two parts were read)."""
+        eta = self.eta_s
+        return eta if eta is not None and eta >= 0.5 and not self.finished else None
 
     def says_unit_rate(self) -> bool:
         """Whether a rate in units is said: once this run finished one; where tokens are counted

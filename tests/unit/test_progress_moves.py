@@ -214,3 +214,11 @@ async def test_combining_notes_in_rounds_counts_its_groups_and_their_tokens() ->
     assert {p.done for p in first_round} == set(range(groups + 1))  # every group counted as it ended
     assert first_round[-1].tokens > 0 and first_round[-1].line().startswith(
         f"combining notes, round 1: {groups} of {groups} groups — ")
+
+
+def test_a_time_left_under_half_a_second_is_not_said() -> None:
+    """A real map-reduce of two manuals said "about 0 s left" with two parts still being read."""
+    soon = Progress("reading", 1, 3, unit="parts", in_flight=2, tokens=1_511, tokens_left=10,
+                    started=time.monotonic() - 20.7)  # 73 tokens/s, 10 to come
+    assert soon.eta_s is not None and soon.eta_s < 0.5
+    assert "s left" not in soon.line() and "约剩" not in progress_line(ZH, soon, time.monotonic())
