@@ -6,12 +6,11 @@ format. A new table format is one module with its TableSource and FORMAT, and on
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
 from glm1m.settings import Settings
 from glm1m.translation import table, xlsx
-from glm1m.translation.fanout import Result
 from glm1m.translation.source import TableFormat, TableSource
 
 # A file is opened as the format its first bytes say (a workbook named .csv is the workbook it
@@ -58,20 +57,3 @@ def mime_of(output: Path) -> str:
     """The type of a job's output, by its suffix."""
     return (named(output.name) or FALLBACK).mime
 
-
-# Function forms of the interface, for callers that hold a source and a verb.
-def text_columns(source: TableSource) -> tuple[str, ...]:
-    return source.text_columns()
-
-
-def cell_chunks(source: TableSource) -> Iterator[list[str]]:
-    return source.cell_chunks()
-
-
-def describe(source: TableSource) -> str:
-    return source.describe()
-
-
-def write_output(source: TableSource, results: Mapping[int, Result], into: Path, language: str,
-                 not_reached: str) -> None:
-    source.write_output(results, into, language, not_reached)

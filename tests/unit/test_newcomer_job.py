@@ -14,7 +14,7 @@ import pytest
 from glm1m.cli.translate import stopped_line
 from glm1m.progress import Progress
 from glm1m.translation.fanout import Job
-from glm1m.translation.formats import open_table, text_columns
+from glm1m.translation.formats import open_table
 from glm1m.translation.job import checkpoint_path, earlier_work, forget, job_key, run_job
 from glm1m.translation.table import is_text
 from tests.support.scripted_llm import ScriptedLlm
@@ -71,13 +71,13 @@ async def test_a_resumed_job_counts_earlier_rows_apart_and_a_finished_one_is_kno
 
 def test_only_columns_with_text_are_offered(tmp_path: Path) -> None:
     csv_source = open_table(write_input(tmp_path))
-    assert (csv_source.column, text_columns(csv_source)) == ("text", ("text", "note"))
+    assert (csv_source.column, csv_source.text_columns()) == ("text", ("text", "note"))
     book = openpyxl.Workbook()
     book.active.append(["id", "day", "title", "empty", "body"])
     book.active.append([1, datetime.date(2024, 1, 5), "hi", None, "yo"])
     book.active.append([2, "2024-01-06", "there", None, "7"])
     book.save(tmp_path / "in.xlsx")
     xlsx_source = open_table(tmp_path / "in.xlsx")
-    assert (xlsx_source.column, text_columns(xlsx_source)) == ("title", ("title", "body"))
+    assert (xlsx_source.column, xlsx_source.text_columns()) == ("title", ("title", "body"))
     assert [is_text(v) for v in ("2024年1月5日", "05.01.2024", "9:30", "1,234.5", "Q1 2024", "第1行")] == [
         False, False, False, False, True, True]

@@ -13,7 +13,6 @@ import pytest
 
 from glm1m.errors import CsvError
 from glm1m.translation.fanout import Result
-from glm1m.translation.formats import cell_chunks, describe, write_output
 from glm1m.translation.table import open_source, read_glossary
 
 
@@ -27,10 +26,10 @@ def write(path: Path, rows: list[list[str]], delimiter: str = ",", above: str = 
 def translated(path: Path, **kw) -> list[list[str]]:
     """The output of a job whose every answer is the cell upper-cased."""
     source = open_source(path, **kw)
-    cells = [c for chunk in cell_chunks(source) for c in chunk]
+    cells = [c for chunk in source.cell_chunks() for c in chunk]
     results = {i: Result(i, c.upper(), None) for i, c in enumerate(cells)}
     out = path.with_name("out.csv")
-    write_output(source, results, out, "English", "not reached")
+    source.write_output(results, out, "English", "not reached")
     with out.open(encoding="utf-8-sig", newline="") as f:
         return list(csv.reader(f))
 
@@ -60,7 +59,7 @@ def test_a_title_above_the_header_is_left_out_and_said(tmp_path: Path) -> None:
     path = write(tmp_path / "in.csv", rows, above=above)
     source = open_source(path)
     assert source.columns == ("id", "text", "note") and source.column == "text"
-    assert "the header is row 4; the 3 rows above it" in describe(source)
+    assert "the header is row 4; the 3 rows above it" in source.describe()
     assert translated(path) == [rows[0] + ["translation", "translation_error"],
                                 *[r + [r[1].upper(), ""] for r in rows[1:]]]
 
@@ -71,7 +70,7 @@ def test_other_delimiters_are_found(tmp_path: Path, delimiter: str, word: str) -
     rows = [["id", "price", "text"], ["1", "2,50", "Hallo, Welt"], ["2", "3,10", "Guten Tag"]]
     path = write(tmp_path / "in.csv", rows, delimiter)
     source = open_source(path)
-    assert source.columns == ("id", "price", "text") and f"({word}-separated)" in describe(source)
+    assert source.columns == ("id", "price", "text") and f"({word}-separated)" in source.describe()
     out = translated(path)
     assert out[1] == ["1", "2,50", "Hallo, Welt", "HALLO, WELT", ""]  # written back comma-separated
 

@@ -15,7 +15,7 @@ import pytest
 
 from glm1m.errors import CsvError
 from glm1m.settings import Settings
-from glm1m.translation.formats import cell_chunks, open_table
+from glm1m.translation.formats import open_table
 from tests.conftest import ROOT
 
 OLE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
@@ -98,10 +98,10 @@ def test_too_many_rows_gets_the_limit_sentence(tmp_path: Path) -> None:
     declaring(tmp_path / "big.xlsx", tmp_path / "lying.xlsx", b"A1:B2")
     source = open_table(tmp_path / "lying.xlsx", settings=small)
     with pytest.raises(CsvError, match="has more than 50 rows, the most glm1m translates"):
-        sum(len(chunk) for chunk in cell_chunks(source))
+        sum(len(chunk) for chunk in source.cell_chunks())
     # Within the limit, every row is read, not only the two declared; a sheet that declares a
     # million rows (as Gnumeric does) for the few it holds is not refused.
-    assert sum(len(c) for c in cell_chunks(open_table(tmp_path / "lying.xlsx", settings=SETTINGS))) == 60
+    assert sum(len(c) for c in open_table(tmp_path / "lying.xlsx", settings=SETTINGS).cell_chunks()) == 60
     declaring(tmp_path / "big.xlsx", tmp_path / "gnumeric.xlsx", b"A1:XFD1048576")
     limit = Settings(xlsx_max_rows=100, _env_file=None)
     assert open_table(tmp_path / "gnumeric.xlsx", settings=limit).column == "text"
@@ -116,7 +116,7 @@ def test_cells_are_read_streaming(tmp_path: Path) -> None:
     wb.save(tmp_path / "rows.xlsx")
     source = open_table(tmp_path / "rows.xlsx", settings=SETTINGS)
     tracemalloc.start()
-    count = sum(len(chunk) for chunk in cell_chunks(source))
+    count = sum(len(chunk) for chunk in source.cell_chunks())
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     # The texts alone are ~4 MB; loading the sheet whole took ~60 MB (openpyxl cells).
