@@ -225,25 +225,34 @@ def settle(folder: Path, timeout_s: float = 60) -> int:
 
 # ---------------------------------------------------------------- phases
 def phase_r(out: Path, port: int, docs: Path, fs_dir: Path, results: Results, name: str = "R",
-            two_kept: bool = False) -> bool:
+            two_kept: bool = False, sequence_one: bool = True) -> bool:
     """R alone: on 2026-12-01 R's 82 GiB tier was OOM-killed on the 125 GiB host while F1 started
     beside it (dmesg), so nothing else runs on the host while R holds its tier. False when the
     server did not start or a step failed. `two_kept` (phase w) goes on with issue 27's second
     sequence on the same server: B read whole, so the tier holds two kept documents (2 x 37.7 GiB
-    of its 80), then A again and B again."""
+    of its 80), then A again and B again. Without `sequence_one` (phases w without r: the first
+    sequence was measured on 2026-12-01) B's default read and A's revisit after it are left out."""
     r = Server(name, out, port, fs_dir)
     tag = "" if name == "R" else f" ({name})"
     try:
+        memory = {"before_start": mem_available_gib()}
         r.start()
-        if not ready([r], results):
+        started = ready([r], results)
+        memory["ready"] = mem_available_gib()  # what the tier's pinned pool took (issue 27, item 2)
+        results.data.setdefault("host_memory_available_gib", {})[r.name] = memory
+        results.save()
+        if not started:
             return False
         whole = ["summarize", str(docs / "A.txt"), "--strategy", "whole"]
         follow_up = whole + ["--question", "Which programs does it describe first?"]
         revisit_q = whole + ["--question", "What does it say about licences?"]
         steps = [run_cli(r, f"A whole, first read{tag}", whole, results),
-                 run_cli(r, f"A follow-up{tag}", follow_up, results),
-                 run_cli(r, f"B default settings{tag}", ["summarize", str(docs / "B.txt")], results),
-                 run_cli(r, f"A revisit after B{tag}", revisit_q, results)]
+                 run_cli(r, f"A follow-up{tag}", follow_up, results)]
+        if steps[-1]["exit"] == 0:
+            ids_probe(r, docs / "A.txt", follow_up[-1], results)
+        if sequence_one:
+            steps += [run_cli(r, f"B default settings{tag}", ["summarize", str(docs / "B.txt")], results),
+                      run_cli(r, f"A revisit after B{tag}", revisit_q, results)]
         if two_kept and all(step["exit"] == 0 for step in steps):
             b_whole = ["summarize", str(docs / "B.txt"), "--strategy", "whole"]
             steps += [run_cli(r, f"B whole, first read{tag}", b_whole, results),
@@ -254,6 +263,57 @@ def phase_r(out: Path, port: int, docs: Path, fs_dir: Path, results: Results, na
     finally:
         r.stop()
         leftover_tiers()
+
+
+def mem_available_gib() -> float:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemAvailable:"):
+            return round(int(line.split()[1]) / 2**20, 2)
+    return -1.0
+
+
+def ids_probe(server: Server, path: Path, question: str, results: Results) -> None:
+    """Issue 27, item 3: where the ~2 s vLLM spends around a million-token prefix hit go. The
+    follow-up's own messages (glm1m's whole_prompt, so the prefix hits the GPU cache) asked as chat
+    and as the token ids /tokenize gives for them, in turn, twice; /tokenize's own time is vLLM's
+    tokenizing of the prompt. Each request gives up after 60 s, so a prompt that missed the cache
+    is aborted instead of read again for 500 s."""
+    from glm1m.documents.answer import whole_prompt
+    from glm1m.documents.formats import read_document
+
+    record: dict = {"step": "ids probe (A, GPU prefix hit)", "server": server.name, "at": results.now()}
+    headers = {"Authorization": f"Bearer {KEY}"}
+    base = f"http://127.0.0.1:{server.port}"
+    try:
+        started = time.perf_counter()
+        messages = whole_prompt(read_document(path, name=path.name), question)
+        record["prompt_built_s"] = round(time.perf_counter() - started, 3)
+        started = time.perf_counter()
+        reply = httpx.post(f"{base}/tokenize", headers=headers, timeout=60, json={
+            "model": gpu.SERVED, "messages": messages, "add_generation_prompt": True})
+        reply.raise_for_status()
+        ids = reply.json()["tokens"]
+        record["tokenize_s"], record["tokens"] = round(time.perf_counter() - started, 3), len(ids)
+        asks = {"chat": ("/v1/chat/completions", {"messages": messages}),
+                "ids": ("/v1/completions", {"prompt": ids})}
+        for round_ in range(2):
+            for way, (route, body) in asks.items():
+                before = metrics(server.port)
+                started = time.perf_counter()
+                with httpx.stream("POST", base + route, headers=headers, timeout=60, json={
+                        "model": gpu.SERVED, **body, "max_tokens": 2, "ignore_eos": True,
+                        "stream": True}) as streamed:
+                    streamed.raise_for_status()
+                    first = next(line for line in streamed.iter_lines() if line.startswith("data: {"))
+                    record[f"{way}_{round_}_client_ttft_s"] = round(time.perf_counter() - started, 3)
+                    del first
+                moved = revisit.delta(before, metrics(server.port))
+                record[f"{way}_{round_}_server_ttft_s"] = server_ttft(moved)
+                record[f"{way}_{round_}_prefix_hit"] = moved.get("vllm:prefix_cache_hits", 0)
+                results.save()
+    except (httpx.HTTPError, RuntimeError, StopIteration, OSError, ValueError) as error:
+        record["error"] = repr(error)[:300]
+    results.step(record)
 
 
 def leftover_tiers() -> None:
@@ -334,8 +394,8 @@ def run(out: Path, port: int, docs: Path, phases: str) -> None:
         if "r" in phases and not rehearsed:
             log("phase q failed: phase r skipped")
             results.data["r_skipped"] = "phase q failed"
-        elif "r" in phases:
-            phase_r(out, port, docs, fs_dir, results, two_kept=two_kept)
+        elif "r" in phases or "w" in phases:
+            phase_r(out, port, docs, fs_dir, results, two_kept=two_kept, sequence_one="r" in phases)
         if "t" in phases:
             phase_t(out, port, fs_dir, results)
     finally:

@@ -139,11 +139,14 @@ PRODUCTION_USERS = {"alice": "alice-secret-1", "bob": "bob-secret-22"}
 
 def started_app(name: str, model_server: ModelServer, fault_proxy: FaultProxy, log_dir: Path,
                 data_dir: Path, login: tuple[str, str] | None = None, **settings: str) -> Iterator[App]:
+    """`settings` (GLM1M_* variables) are added to the app's environment, and replace the defaults
+    below where they name the same variable (a longer translation than 16 tokens a row)."""
     port, metrics_port = free_port(), free_port()
-    env = app_env(GLM1M_BASE_URL=f"{fault_proxy.url}/v1", GLM1M_DEMO="true",
-                  GLM1M_METRICS_PORT=str(metrics_port),
-                  GLM1M_MAX_TOKENS="3000", GLM1M_RETRIES="1", GLM1M_TRANSLATE_MAX_TOKENS="16",
-                  GLM1M_DATA_DIR=str(data_dir), **settings)
+    defaults = {"GLM1M_BASE_URL": f"{fault_proxy.url}/v1", "GLM1M_DEMO": "true",
+                "GLM1M_METRICS_PORT": str(metrics_port), "GLM1M_MAX_TOKENS": "3000",
+                "GLM1M_RETRIES": "1", "GLM1M_TRANSLATE_MAX_TOKENS": "16",
+                "GLM1M_DATA_DIR": str(data_dir)}
+    env = app_env(**{**defaults, **settings})
     command, cwd = ui_launch(port, data_dir)
     service = Service(name, command, ready=r"Your app is available at", log_dir=log_dir,
                       env=env, cwd=cwd)
