@@ -33,6 +33,13 @@ from server.plan import GIB, Plan
 # beside it. The plain tier is pinned anonymous memory; the disk tier's is a file in /dev/shm
 # (server/shm.py), which a force-killed vLLM leaves behind.
 RESERVED_BYTES = 32 * GIB
+# What the pinned tier really takes per GiB asked: on one H200 host (2026-12-02, vLLM 0.26.0,
+# docs/benchmarks.md "fourth run") an 80 GiB tier showed as 84 GiB of shared memory once vLLM was
+# ready (its 40 tensors rounded up), beside ~9 GiB for vLLM's own five processes, which
+# RESERVED_BYTES covers. Not the "up to 2x" a maintainer's note on vLLM PR #46278 warns of.
+PINNED_COST = 1.05
+# Document lengths `glm1m plan` counts kept documents for, up to the served context.
+DOCUMENT_TOKENS = (131_072, 262_144, 524_288, 1_048_576)
 MIN_GAIN = 1.25  # host tier per engine over GPU KV cache per engine, below which it buys nothing
 MIN_TIER_BYTES = 16 * GIB
 
@@ -44,6 +51,7 @@ class HostTier:
     gpu_kv_bytes_per_engine: int
     doc_bytes: int  # KV of one full-length (max_model_len) document
     engines: int  # data-parallel replicas, each with a tier of its own
+    doc_tokens: int = 1_048_576  # max_model_len
 
     @property
     def on(self) -> bool:
@@ -57,6 +65,24 @@ class HostTier:
         gpu = self.gpu_kv_bytes_per_engine / self.doc_bytes
         tier = self.tier_bytes_per_engine / self.doc_bytes if self.on else 0.0
         return gpu, max(gpu, tier)
+
+    def kept_by_size(self) -> list[tuple[int, int, int]]:
+        """(tokens, on the GPU, with the tier): whole documents of each length one engine keeps
+        warm. Whole ones only: a document missing its tail is read again from there. Since issue 27
+        one-shot work stores nothing in the tier, so what it holds are documents read whole."""
+        per_token = self.doc_bytes / self.doc_tokens
+        sizes = sorted({t for t in DOCUMENT_TOKENS if t < self.doc_tokens} | {self.doc_tokens})
+        kept = []
+        for tokens in sizes:
+            gpu = int(self.gpu_kv_bytes_per_engine // (tokens * per_token))
+            tier = int(self.tier_bytes_per_engine // (tokens * per_token)) if self.on else 0
+            kept.append((tokens, gpu, max(gpu, tier)))
+        return kept
+
+    def kept_line(self) -> str:
+        sizes = ", ".join(f"{tokens // 1024:,}K tokens {gpu} -> {both}"
+                          for tokens, gpu, both in self.kept_by_size())
+        return f"whole documents kept warm per engine (GPU -> with the tier): {sizes}"
 
     def vllm_flags(self) -> list[str]:
         if not self.on:
@@ -77,10 +103,12 @@ class HostTier:
 
 def size_tier(plan: Plan, host_bytes: int) -> HostTier:
     engines = max(1, plan.data_parallel)
-    per_engine = max(0, (host_bytes - RESERVED_BYTES) // engines) // GIB * GIB
+    # Asked for, so that what the pinned pool really takes (PINNED_COST) fits beside the reserve.
+    per_engine = int(max(0, (host_bytes - RESERVED_BYTES) // engines) / PINNED_COST) // GIB * GIB
     return HostTier(host_bytes=host_bytes, tier_bytes_per_engine=per_engine,
                     gpu_kv_bytes_per_engine=plan.kv_tokens * plan.kv_bytes_per_token,
-                    doc_bytes=plan.max_model_len * plan.kv_bytes_per_token, engines=engines)
+                    doc_bytes=plan.max_model_len * plan.kv_bytes_per_token, engines=engines,
+                    doc_tokens=plan.max_model_len)
 
 
 def host_memory_bytes() -> int:

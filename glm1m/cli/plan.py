@@ -132,6 +132,7 @@ def show(plan: Plan, console: Console, tier: HostTier | None = None,
                       "(faster long prompts, more KV room per request; --layout tensor).")
     if tier is not None:
         console.print(f"KV tier in host memory ({tier.host_bytes / GIB:.0f} GiB): {tier.line()}.")
+        console.print(f"{tier.kept_line()}.")
     if disk is not None:
         console.print(f"{disk.line()}.")
     console.print("vllm serve flags:")

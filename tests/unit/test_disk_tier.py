@@ -68,7 +68,7 @@ def test_kv_disk_gives_vllm_the_fs_tier_behind_a_cpu_tier_of_one_full_document(
 def test_with_room_for_the_host_tier_the_disk_tier_goes_through_it(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     cmd = launch.vllm_command(serve(monkeypatch, "--kv-disk", str(tmp_path), host_gib=1024), "python")
-    assert cmd.count("--kv-offloading-size") == 1 and last(cmd, "--kv-offloading-size") == "992"
+    assert cmd.count("--kv-offloading-size") == 1 and last(cmd, "--kv-offloading-size") == "944"
     assert fs_root(cmd) == str(tmp_path)
 
 
@@ -124,7 +124,7 @@ def test_profile_none_or_a_host_too_small_for_one_document_says_why(
     with pytest.raises(PlanError) as none:
         serve(monkeypatch, "--kv-disk", str(tmp_path), "--profile", "none")
     assert str(none.value) == NO_PROFILE
-    with pytest.raises(PlanError, match="80 GiB per engine at 1,048,576 tokens.*gives each engine 48 GiB"):
+    with pytest.raises(PlanError, match="80 GiB per engine at 1,048,576 tokens.*gives each engine 45 GiB"):
         serve(monkeypatch, "--kv-disk", str(tmp_path), host_gib=80)
     # fp8 halves a document's KV, so the same host holds the CPU tier it needs.
     cmd = launch.vllm_command(serve(monkeypatch, "--kv-disk", str(tmp_path), "--profile", "fp8kv",
@@ -213,6 +213,6 @@ def test_glm1m_plan_says_the_disk_tier_its_folder_cap_and_flags(
     assert "--kv-offloading-size 80 --kv-offloading-backend native --kv-transfer-config" in flags
     assert not (tmp_path / "glm").exists()  # planning prunes nothing
     code, out, err = plan_out(capsys, "--gpu", "h200", "--host-mem", "64", "--kv-disk", str(tmp_path))
-    assert code == 2 and "gives each engine 32 GiB" in err
+    assert code == 2 and "gives each engine 30 GiB" in err
     code, out, _ = plan_out(capsys, "--gpu", "h200", "--host-mem", "128")
     assert "KV tier on disk" not in out and "--kv-transfer-config" not in out

@@ -9,7 +9,7 @@ import pytest
 
 from glm1m.cli import plan as plan_cli
 from server.gpus import Gpu
-from server.host_tier import size_tier
+from server.host_tier import PINNED_COST, RESERVED_BYTES, size_tier
 from server.plan import GIB, GLM4_9B_CHAT_1M, GPUS, make_plan
 from server.profile import profile_flags
 
@@ -24,21 +24,38 @@ def test_the_lent_h200_host_keeps_it_off_since_it_would_hold_nothing_more_than_t
 
 def test_a_large_host_turns_it_on_and_says_how_many_1m_documents_stay_warm() -> None:
     tier = size_tier(make_plan(GLM4_9B_CHAT_1M, GPUS["h200"]), 1024 * GIB)
-    assert tier.on and tier.vllm_flags() == ["--kv-offloading-size", "992", "--kv-offloading-backend", "native"]
+    # 992 GiB beside the 32 reserved, asked as 944 since the pinned pool takes 1.05x (84 GiB for 80 on the H200)
+    assert tier.on and tier.vllm_flags() == ["--kv-offloading-size", "944", "--kv-offloading-backend", "native"]
     gpu, both = tier.warm_documents
-    assert gpu == pytest.approx(1.37, abs=0.01) and both == pytest.approx(992 / 80, abs=0.1)  # 80 GiB each
+    assert gpu == pytest.approx(1.37, abs=0.01) and both == pytest.approx(944 / 80, abs=0.1)  # 80 GiB each
+
+
+def test_glm1m_plan_counts_whole_documents_of_each_length_kept_warm() -> None:
+    """Whole documents only (a document missing its tail is read again from there), for each
+    length up to the served context: what a user keeping a shelf of documents can expect."""
+    large = size_tier(make_plan(GLM4_9B_CHAT_1M, GPUS["h200"]), 1024 * GIB)
+    assert large.kept_by_size() == [(131_072, 10, 94), (262_144, 5, 47), (524_288, 2, 23), (1_048_576, 1, 11)]
+    small = size_tier(make_plan(GLM4_9B_CHAT_1M, GPUS["h200"]), 128 * GIB)
+    assert [both for _, _, both in small.kept_by_size()] == [10, 5, 2, 1]  # tier off: the GPU's alone
+    assert "512K tokens 2 -> 23" in large.kept_line()
+
+
+def test_the_tier_asked_for_leaves_the_reserve_once_pinned() -> None:
+    for host_gib in (160, 512, 1024, 2048):
+        tier = size_tier(make_plan(GLM4_9B_CHAT_1M, GPUS["h200"]), host_gib * GIB)
+        assert tier.tier_bytes_per_engine * PINNED_COST + RESERVED_BYTES <= host_gib * GIB
 
 
 def test_data_parallel_replicas_share_the_host_and_each_gets_its_own_tier() -> None:
     tier = size_tier(make_plan(GLM4_9B_CHAT_1M, GPUS["h200"], gpus=8), 2048 * GIB)
-    assert tier.engines == 8 and tier.tier_bytes_per_engine == (2048 - 32) // 8 * GIB
+    assert tier.engines == 8 and tier.tier_bytes_per_engine == 240 * GIB  # (2048 - 32) / 8 / 1.05
 
 
 def test_the_serving_profile_adds_the_tier_only_on_a_host_that_gains_from_it() -> None:
     small = profile_flags("auto", "THUDM/glm-4-9b-chat-1m-hf", [H200], 1, None, host_bytes=128 * GIB)
     large = profile_flags("auto", "THUDM/glm-4-9b-chat-1m-hf", [H200], 1, None, host_bytes=1024 * GIB)
     assert "--kv-offloading-size" not in small
-    assert large[-4:] == ["--kv-offloading-size", "992", "--kv-offloading-backend", "native"]
+    assert large[-4:] == ["--kv-offloading-size", "944", "--kv-offloading-backend", "native"]
 
 
 def test_the_fp8kv_profile_is_the_plan_with_an_fp8_kv_cache_and_sizes_the_tier_for_it() -> None:
@@ -50,7 +67,7 @@ def test_the_fp8kv_profile_is_the_plan_with_an_fp8_kv_cache_and_sizes_the_tier_f
     plan = make_plan(GLM4_9B_CHAT_1M, GPUS["h200"], kv_cache_dtype="fp8")
     gpu, both = size_tier(plan, 1024 * GIB).warm_documents
     assert gpu == pytest.approx(2.72, abs=0.02)  # vLLM reported 2,852,224 tokens: 2.72x a 1M request
-    assert both == pytest.approx(992 / 40, abs=0.2)  # 40 KiB per token in fp8: twice the documents
+    assert both == pytest.approx(944 / 40, abs=0.2)  # 40 KiB per token in fp8: twice the documents
 
 
 def plan_args(*argv: str) -> argparse.Namespace:
@@ -62,7 +79,7 @@ def plan_args(*argv: str) -> argparse.Namespace:
 def test_glm1m_plan_host_mem_prints_the_tier_and_its_flags(capsys: pytest.CaptureFixture[str]) -> None:
     assert plan_cli.run_plan(plan_args("--gpu", "h200", "--host-mem", "1024")) == 0
     out = capsys.readouterr().out
-    assert "host KV tier on" in out and "12.40 with the tier" in out
-    assert out.strip().splitlines()[-1].endswith("--kv-offloading-size 992 --kv-offloading-backend native")
+    assert "host KV tier on" in out and "11.80 with the tier" in out and "1,024K tokens 1 -> 11" in out
+    assert out.strip().splitlines()[-1].endswith("--kv-offloading-size 944 --kv-offloading-backend native")
     assert plan_cli.run_plan(plan_args("--gpu", "h200", "--host-mem", "0")) == 2
     assert "--host-mem must be positive" in capsys.readouterr().err

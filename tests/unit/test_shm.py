@@ -89,8 +89,8 @@ def test_a_shm_too_small_for_the_tier_is_one_sentence_and_starts_nothing(
     said = capsys.readouterr().err.strip().splitlines()[-1]
     assert code == 1 and started == []
     assert said.startswith(f"glm1m: with the disk tier vLLM keeps its CPU KV tier in {shm_dir}, "
-                           f"which needs 1048544.0 GiB free for it and has ")
-    assert said.endswith("docker run --shm-size=1048544g) or give a smaller --kv-offloading-size "
+                           f"which needs 998613.0 GiB free for it and has ")
+    assert said.endswith("docker run --shm-size=998613g) or give a smaller --kv-offloading-size "
                          "after --.")
 
 
@@ -115,7 +115,7 @@ def test_the_plain_host_tier_is_not_in_shm_and_is_not_checked(
     fake_h200(monkeypatch, host_gib=PETA_HOST_GIB)
     options = serve_cli.serve_options(build_parser().parse_args(["serve"]))
     cmd = launch.vllm_command(options, "python")
-    assert last(cmd, "--kv-offloading-size") == "1048544" and shm.region_bytes(cmd) == 0
+    assert last(cmd, "--kv-offloading-size") == "998613" and shm.region_bytes(cmd) == 0
     shm.require_room(shm.region_bytes(cmd))
 
 
