@@ -15,10 +15,10 @@ import chainlit.server
 from chainlit.config import config as chainlit_config
 from chainlit.types import ThreadDict
 
-from chainlit_app import file_only, history, leaving, metrics, origins, session, settings_panel
+from chainlit_app import file_only, history, leaving, metrics, origins, session, settings_panel, shelf_panel
 from chainlit_app.chat_flow import run_chat
 from chainlit_app.client import llm
-from chainlit_app.document_flow import ask_document, read_document, reopen_document
+from chainlit_app.document_flow import ask_document, read_documents, reopen_document
 from chainlit_app.file_only import typed_text
 from chainlit_app.i18n import TEXT, default_target, t, target_words
 from chainlit_app.login import check_password, open_accounts_and_history
@@ -71,6 +71,7 @@ async def start_session(conversation: Conversation, greet: bool = True) -> None:
     session.start(SessionState(conversation, ChatParams(settings.temperature, settings.max_tokens),
                                target_language=target, lang=lang))
     await cl.ChatSettings(settings_panel.widgets(lang, settings, target)).send()
+    await cl.context.emitter.set_commands(shelf_panel.commands(lang))
     if greet:  # a resumed thread shows the greeting it got when it began
         welcome = t(lang, "welcome", target=target_words(lang, target), grace=f"{leaving.GRACE_S:.0f}")
         await say(f"{t(lang, 'demo_banner')}\n\n{welcome}" if settings.demo else welcome)
@@ -106,12 +107,35 @@ async def on_stop() -> None:
     await stop_line()
 
 
+@cl.action_callback("shelf_add")
+@shows_errors
+async def on_shelf_add(action: cl.Action) -> None:
+    await shelf_panel.add(str(action.payload["sha256"]))
+
+
+@cl.action_callback("chat_take_out")
+@shows_errors
+async def on_take_out(action: cl.Action) -> None:
+    await shelf_panel.take_out(str(action.payload["label"]))
+
+
+@cl.action_callback("shelf_delete")
+@shows_errors
+async def on_shelf_delete(action: cl.Action) -> None:
+    await shelf_panel.delete(str(action.payload["sha256"]))
+
+
 @cl.on_message
 @shows_errors
 async def on_message(message: cl.Message) -> None:
     text = typed_text(message.content, message.metadata)
     if text != message.content:  # the page drew it empty: show the files' names it now carries
         await message.update()
+    if shelf_panel.is_shelf(message.command):  # the composer's Shelf: its words pick what to list
+        await shelf_panel.show(text.strip())
+        if not message.elements:
+            return
+        text = ""  # files sent with it go as usual, without a question
     if refused := file_only.refusal(session.lang(), text, message.metadata, len(message.elements or [])):
         await cl.ErrorMessage(content=refused, author="glm1m").send()
         return
@@ -122,7 +146,7 @@ async def on_message(message: cl.Message) -> None:
         glossary = (uploads.glossary[0].path, uploads.glossary[0].name) if uploads.glossary else None
         await run_translation(uploads.csv[0].path, uploads.csv[0].name, glossary)
     elif uploads.pdf:
-        await read_document(uploads.pdf[0].path, uploads.pdf[0].name, text)
+        await read_documents(uploads.pdf, text)
     elif uploads.other and not text.strip():
         await cl.ErrorMessage(content=t(session.lang(), "unsupported"), author="glm1m").send()
     elif session.current().document is not None:

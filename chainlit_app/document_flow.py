@@ -1,20 +1,23 @@
-"""A document on the page: read it (in a worker thread), measure it, choose how to read it, and
-answer questions about it with the cited pages beside the answer."""
+"""Documents on the page: read them (in a worker thread), measure them, choose how to read them,
+and answer questions about them with the cited pages beside the answer. A chat's documents are
+one set (glm1m/documents/sets.py): those of one message, then each attached later, after them."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import chainlit as cl
 
 from chainlit_app import metrics, session
 from chainlit_app.client import llm, prefill_clock
+from chainlit_app.document_words import budget_line, held_words, set_words, strategy_words
 from chainlit_app.errors_zh import in_chinese
 from chainlit_app.i18n import EN, ZH, count_of, progress_line, seconds, t
 from chainlit_app.pacing import coalesce
-from chainlit_app.render import without_images
+from chainlit_app.passages import cited_passages
 from chainlit_app.status import (
     AUTHOR,
     Ending,
@@ -25,41 +28,69 @@ from chainlit_app.status import (
     says_own_stop,
     stream_into,
 )
-from glm1m.documents.answer import SUMMARY_REQUEST, OpenDocument
-from glm1m.documents.asking import Asked, Door, ask, open_file
+from chainlit_app.uploads import Upload
+from glm1m.documents.answer import SET_SUMMARY_REQUEST, SUMMARY_REQUEST, OpenDocument
+from glm1m.documents.asking import Asked, Door, ask, open_file, open_files
 from glm1m.documents.budget import Budget, Strategy
 from glm1m.documents.formats import ReadOptions
-from glm1m.documents.pages import DocumentText, Kind, Page, spans
+from glm1m.documents.pages import DocumentText, spans
+from glm1m.documents.sets import DocumentSet
 from glm1m.documents.shelf import Shelf, ShelfFull, Shelved
-from glm1m.documents.store import load, save
+from glm1m.documents.store import forget, load_set, save
 from glm1m.documents.through_shelf import Sending
 from glm1m.files import folder_name
 from glm1m.progress import Progress
 from glm1m.settings import get_settings
 
 KEEP_ALIVE_S = 5.0
-PASSAGE_CHARS = 1500
 STRATEGY_TIMEOUT_S = 600
 
 
-async def read_document(path: Path, name: str, question: str) -> None:
+async def read_documents(files: Sequence[Upload], question: str) -> None:
     """The document path both doors take (glm1m/documents/asking.py), with the page's door:
     through the user's shelf, so the same bytes read before (another chat, another name) are
-    neither read, OCR'd nor counted again."""
+    neither read, OCR'd nor counted again. Several documents in one message are asked together
+    (a set: A, B, … in the order attached); a document attached later in the chat joins the
+    chat's set after the others, which stay the prompt's unchanged prefix."""
     settings = get_settings()
     state = session.current()
     lang = state.lang
-    door = PageDoor(lang)
-    opened = await open_file(path, name, user_shelf(), ReadOptions.of(settings), llm(), settings,
-                             state.params.max_tokens, door)
-    doc, status = opened.doc, door.status
-    assert status is not None  # door.read made it
-    status.head = t(lang, "doc_chosen", name=name, budget=budget_line(lang, doc.budget),
+    door = PageDoor(lang, state.documents)
+    to: Sending | None = None
+    if state.documents is None and len(files) == 1:  # one document: the shelf notes its whole read
+        opened = await open_file(files[0].path, files[0].name, user_shelf(), ReadOptions.of(settings),
+                                 llm(), settings, state.params.max_tokens, door)
+        documents, doc, to = DocumentSet((opened.shelved.text,)), opened.doc, opened.to
+    else:
+        together = await open_files([(f.path, f.name) for f in files], user_shelf(),
+                                    ReadOptions.of(settings), llm(), settings, state.params.max_tokens,
+                                    door, state.documents)
+        documents, doc = together.documents, together.doc
+    await take_up(documents, doc, door)
+    asked = question.strip() or (SUMMARY_REQUEST if len(documents.documents) == 1 else SET_SUMMARY_REQUEST)
+    await ask_document(asked, door, to, fresh=to is None)
+
+
+async def take_up(documents: DocumentSet, doc: OpenDocument, door: PageDoor) -> None:
+    """The chat's documents are now `documents`, read as `doc`: kept with the chat (a reopened
+    chat finds them) and said above the door's line ("**A (x) and B (y)**: 2 documents, 4 pages,
+    … Reading it whole.")."""
+    state = session.current()
+    status = door.status
+    assert status is not None  # the door's first line made it
+    lang = state.lang
+    status.head = t(lang, "doc_chosen", name=door.name, budget=budget_line(lang, doc.budget, door.texts),
                     strategy=strategy_words(lang, doc.strategy))
     await status.set("")
-    state.document = doc
-    await asyncio.to_thread(save, doc, document_path())
-    await ask_document(question.strip() or SUMMARY_REQUEST, door, opened.to)
+    state.documents, state.document = documents, doc
+    await asyncio.to_thread(save, doc, document_path(), documents)
+
+
+async def forget_documents() -> None:
+    """The chat has no documents any more: its messages go to the chat again, reopened too."""
+    state = session.current()
+    state.documents = state.document = None
+    await asyncio.to_thread(forget, document_path())
 
 
 class PageDoor(Door):
@@ -68,54 +99,70 @@ class PageDoor(Door):
 
     tick_s = KEEP_ALIVE_S
 
-    def __init__(self, lang: str) -> None:
+    def __init__(self, lang: str, documents: DocumentSet | None = None) -> None:
         self.lang = lang
         self.status: StatusLine | None = None
         self.answered = False  # the first piece came: the line is a record from then on
+        # The documents the question goes to: the chat's, then each one read now (`read`).
+        self.texts: list[DocumentText] = list(documents.documents) if documents is not None else []
+
+    @property
+    def name(self) -> str:
+        """The documents as the page names them: "report.pdf"; "A (report.pdf) and B (notes.md)"."""
+        return set_words(self.lang, self.texts)
 
     def progress(self, progress: Progress) -> None:
         if self.status is not None:
             self.status.report(progress)
 
+    async def line(self, text: str) -> None:
+        """One line from the first file's reading to the answer's start, however many are read."""
+        if self.status is None:
+            self.status = await StatusLine(text).send()
+        else:
+            await self.status.set(text)
+
     async def reading(self, name: str) -> None:
-        self.status = await StatusLine(t(self.lang, "doc_reading", name=name)).send()
+        await self.line(t(self.lang, "doc_reading", name=name))
 
     async def read(self, shelved: Shelved, full: ShelfFull | None) -> None:
         lang, name = self.lang, shelved.text.name
         if shelved.hit:
             added = time.strftime("%Y-%m-%d %H:%M", time.localtime(shelved.added))
-            self.status = await StatusLine(t(lang, "doc_shelved", name=name, added=added)).send()
+            await self.line(t(lang, "doc_shelved", name=name, added=added))
         else:
             if full is not None:
                 await say(in_chinese(full) if lang == ZH else str(full))
-            assert self.status is not None  # reading made it
-            await self.status.set(t(lang, "doc_counting", name=name))
+            await self.line(t(lang, "doc_counting", name=name))
         if (lost := lost_words(lang, shelved.text)) is not None:
             await say(lost)
+        self.texts.append(shelved.text)
+
+    async def already(self, name: str, label: str) -> None:
+        self.texts.pop()  # `read` took it in just before: it is not added
+        await say(t(self.lang, "doc_already", name=name, label=label))
 
     async def choose(self, name: str, budget: Budget, answer_tokens: int, before: float | None
                      ) -> Strategy:
-        return await choose_strategy(budget, answer_tokens, name, before)
+        return await choose_strategy(budget, answer_tokens, self.name, before, self.texts)
 
     async def asking(self, asked: Asked) -> None:
-        line = waiting_line(asked.doc, 0, lang=self.lang, again=asked.again, before=asked.before)
-        if self.status is None:  # a follow-up: a line of its own
-            self.status = await StatusLine(line).send()
-        else:
-            await self.status.set(line)
+        line = waiting_line(asked.doc, 0, lang=self.lang, again=asked.again, before=asked.before,
+                            name=self.name)
+        await self.line(line)  # a follow-up's is a line of its own
 
     async def waiting(self, asked: Asked, elapsed_s: float) -> None:
         """A long prefill must not look frozen, and a silent socket for ~45 s can lose the
         message (Chainlit issue #803)."""
         if self.status is not None:
             await self.status.set(waiting_line(asked.doc, elapsed_s, self.status.progress, self.lang,
-                                               asked.again, asked.before))
+                                               asked.again, asked.before, self.name))
 
     async def answering(self, asked: Asked, elapsed_s: float) -> None:
         self.answered = True
         session.current().says_stop = False  # the answer began: a stop is Chainlit's line alone from here
         if self.status is not None:
-            await read_record(self.status, asked.doc, asked.first)
+            await read_record(self.status, asked.doc, asked.first, self.name, self.texts)
 
 
 def lost_words(lang: str, text: DocumentText) -> str | None:
@@ -144,11 +191,15 @@ def document_path() -> Path:
 
 
 async def reopen_document() -> None:
-    """On resume: the chat's document, if it had one, takes the follow-up questions again."""
-    session.current().document = await asyncio.to_thread(load, document_path())
+    """On resume: the chat's documents, if it had any, take the follow-up questions again, and
+    a document attached next joins them."""
+    state = session.current()
+    found = await asyncio.to_thread(load_set, document_path())
+    state.documents, state.document = found if found is not None else (None, None)
 
 
-async def choose_strategy(budget: Budget, answer_tokens: int, name: str, before: float | None) -> Strategy:
+async def choose_strategy(budget: Budget, answer_tokens: int, name: str, before: float | None,
+                          texts: Sequence[DocumentText] = ()) -> Strategy:
     """Ask only when it matters: past the threshold, whole-document reading costs minutes, unless
     this server read the document `before` (then it says so: it may take seconds)."""
     offered = budget.offered(answer_tokens)
@@ -162,7 +213,7 @@ async def choose_strategy(budget: Budget, answer_tokens: int, name: str, before:
     wait = (t(lang, "wait_whole", when=when, tokens=budget.tokens) if before is None else
             t(lang, "wait_revisit", name=name, before=read_at(lang, before), when=when, tokens=budget.tokens))
     choice = await ask_choice(cl.AskActionMessage(
-        content=t(lang, "doc_choose", budget=budget_line(lang, budget), wait=wait),
+        content=t(lang, "doc_choose", budget=budget_line(lang, budget, texts), wait=wait),
         author=AUTHOR, timeout=STRATEGY_TIMEOUT_S,
         actions=[cl.Action(name="strategy", payload={"strategy": s.value}, label=strategy_words(lang, s))
                  for s in sorted(offered, key=lambda s: s != default)],
@@ -170,37 +221,41 @@ async def choose_strategy(budget: Budget, answer_tokens: int, name: str, before:
     return Strategy(choice["payload"]["strategy"]) if choice else default
 
 
-async def ask_document(question: str, door: PageDoor | None = None, to: Sending | None = None) -> None:
-    """`door`: the one the document was just opened with (its first question, asked under the
-    same status line; `to`, the server it goes to: Opened.to); None for a follow-up."""
+async def ask_document(question: str, door: PageDoor | None = None, to: Sending | None = None,
+                       fresh: bool = False) -> None:
+    """`door`: the one the documents were just opened with (their first question, asked under the
+    same status line; `to`, the server it goes to: Opened.to, of one document; `fresh`, of a set,
+    whose first read teaches no clock: asking.ask); None for a follow-up."""
     state = session.current()
     doc = state.document
     assert doc is not None
-    door = door or PageDoor(state.lang)
+    door = door or PageDoor(state.lang, state.documents)
     reply = cl.Message(content="")
-    pieces = ask(doc, question, llm(), state.params, door, prefill_clock(), to)
+    clock = None if fresh else prefill_clock()
+    pieces = ask(doc, question, llm(), state.params, door, clock, to, fresh)
     began = time.monotonic()
     ending = Ending()
     try:
         # Until the answer begins, a stop is told by "Stopped reading …" below, once.
         flowing = coalesce(ending.watch(pieces), get_settings().stream_flush_s)
         with says_own_stop():
-            await stream_into(reply, flowing, lambda text: cited_passages(text, doc.text))
+            await stream_into(reply, flowing, lambda text: cited_passages(text, doc.text, state.documents))
     except asyncio.CancelledError:
         if not door.answered and door.status is not None:  # stopped before the answer began
-            await door.status.finish(t(state.lang, "doc_stopped", name=doc.name,
+            await door.status.finish(t(state.lang, "doc_stopped", name=door.name,
                                        seconds=seconds_words(time.monotonic() - began)))
         raise
     except Exception:
         if not door.answered and door.status is not None:
-            await door.status.finish(t(state.lang, "doc_failed", name=doc.name,
+            await door.status.finish(t(state.lang, "doc_failed", name=door.name,
                                        seconds=seconds_words(time.monotonic() - began)))
         raise
     await say_if_cut(ending, state.params.max_tokens)
     metrics.DOCUMENTS.inc()
 
 
-async def read_record(status: StatusLine, doc: OpenDocument, first: bool) -> None:
+async def read_record(status: StatusLine, doc: OpenDocument, first: bool, name: str,
+                      texts: Sequence[DocumentText] = ()) -> None:
     """Once the answer begins, the waiting line becomes a record of the reading ("Read 6 pages,
     10,350 tokens, whole, in 2.1 s"); a follow-up's line on a whole document, which only said
     the cached document was being asked, goes away instead of staying behind as a stale line."""
@@ -209,13 +264,12 @@ async def read_record(status: StatusLine, doc: OpenDocument, first: bool) -> Non
     if doc.strategy is Strategy.MAP_REDUCE:
         parts = status.totals.get("parts", 0)
         status.head = ""
-        await status.finish(t(lang, "doc_read_parts", name=doc.name, seconds=took,
+        await status.finish(t(lang, "doc_read_parts", name=name, seconds=took,
                               parts=count_of(lang, parts, "parts")))
     elif first:
         status.head = ""
-        await status.finish(t(lang, "doc_read_whole", name=doc.name, tokens=doc.budget.tokens,
-                              pages=count_of(lang, doc.budget.pages, getattr(doc.budget, "unit", "pages")),
-                              seconds=took))
+        await status.finish(t(lang, "doc_read_whole", name=name, tokens=doc.budget.tokens,
+                              pages=held_words(lang, doc.budget, texts), seconds=took))
     else:
         await status.remove()
 
@@ -225,19 +279,22 @@ def seconds_words(n: float) -> str:
 
 
 def waiting_line(doc: OpenDocument, elapsed_s: float, progress: Progress | None = None,
-                 lang: str = EN, again: bool = False, before: float | None = None) -> str:
+                 lang: str = EN, again: bool = False, before: float | None = None,
+                 name: str | None = None) -> str:
     """While the model reads: what it reads, for how long so far, and the estimate (said as one,
     from the GPU that serves, refined by what this server has shown). `again`: this server read
-    it before (a follow-up; the shelf's note says when: `before`), so it may start in seconds."""
+    it before (a follow-up; the shelf's note says when: `before`), so it may start in seconds.
+    `name`: the documents as the page names them (document_words.set_words), else doc.name."""
+    name = name or doc.name
     if doc.strategy is Strategy.MAP_REDUCE:
         # The parts' own count, not only the clock: the heartbeat must not hide it.
         done = f": {progress_line(lang, progress, time.monotonic())}" if progress is not None else ""
-        return t(lang, "waiting_parts", name=doc.name, done=done, elapsed=elapsed_s)
+        return t(lang, "waiting_parts", name=name, done=done, elapsed=elapsed_s)
     tail = wait_tail(lang, doc.budget.tokens, elapsed_s)
     if again:
-        return t(lang, "waiting_again", name=doc.name, tokens=doc.budget.tokens, elapsed=elapsed_s,
+        return t(lang, "waiting_again", name=name, tokens=doc.budget.tokens, elapsed=elapsed_s,
                  before=read_at(lang, before) if before is not None else "", tail=tail)
-    return t(lang, "waiting_whole", tokens=doc.budget.tokens, name=doc.name, elapsed=elapsed_s, tail=tail)
+    return t(lang, "waiting_whole", tokens=doc.budget.tokens, name=name, elapsed=elapsed_s, tail=tail)
 
 
 def wait_tail(lang: str, tokens: int, elapsed_s: float) -> str:
@@ -263,25 +320,3 @@ def estimate_basis(lang: str) -> str:
         gpus, gpu = clock.read_on
         return t(lang, "estimate_gpu", where=f"{gpus} 块 {gpu.removeprefix('NVIDIA ')}")
     return t(lang, "estimate_gpu", where=clock.where)
-
-
-def budget_line(lang: str, budget: Budget) -> str:
-    pages = count_of(lang, budget.pages, getattr(budget, "unit", "pages"))
-    return t(lang, "doc_budget", pages=pages, tokens=budget.tokens, fraction=budget.fraction,
-             context=budget.max_model_len)
-
-
-def strategy_words(lang: str, strategy: Strategy) -> str:
-    return t(lang, "whole" if strategy is Strategy.WHOLE else "map_reduce")
-
-
-def cited_passages(text: str, doc: DocumentText) -> list:
-    """The cited pages (or sections) as side elements, linked from the answer by their names ("p. 3",
-    "§ 3"); shown as Markdown, so a document's images become links there too."""
-    return [cl.Text(name=page.label, content=passage(page), display="side") for page in doc.cited(text)]
-
-
-def passage(page: Page) -> str:
-    """A section opens with where a reader finds it ("§ 3 · Installation · ¶ 4–9")."""
-    where = f"**{page.location}**\n\n" if page.kind is Kind.SECTION else ""
-    return where + without_images(page.text[:PASSAGE_CHARS])

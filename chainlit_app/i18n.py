@@ -143,6 +143,31 @@ TEXT: dict[str, tuple[str, str]] = {
                             "，{count:,} 个未处理（再次运行即可继续）"),
     # Documents.
     "doc_reading": ("Reading **{name}** …", "正在读取 **{name}** …"),
+    "doc_ask_now": ("Ask your question: it goes to these documents.", "请提问：问题会发给这些文档。"),
+    "doc_taken_out": ("**{label}** ({name}) is out of this chat.", "**{label}**（{name}）已移出此对话。"),
+    "doc_taken_out_all": ("**{label}** ({name}) is out of this chat, which has no documents now: "
+                          "messages go to the chat.",
+                          "**{label}**（{name}）已移出此对话，此对话现在没有文档：消息将作为普通聊天发送。"),
+    # The shelf on the page (shelf_panel.py).
+    "shelf_command": ("Your shelf of read documents: add one to this chat, take one out, delete one",
+                      "你的文档架（已读过的文档）：加入此对话、移出此对话或删除"),
+    "shelf_chat_head": ("**This chat's documents:**", "**此对话的文档：**"),
+    "shelf_chat_none": ("This chat has no documents yet.", "此对话还没有文档。"),
+    "shelf_head": ("**Your shelf** ({count:,} documents, {used:,.1f} of {cap:,.0f} MB):",
+                   "**你的文档架**（{count:,} 份文档，已用 {used:,.1f} / {cap:,.0f} MB）："),
+    "shelf_empty": ("Empty: documents you attach are kept here, read once.",
+                    "空：你附上的文档会保存在这里，只需读取一次。"),
+    "shelf_entry": ("{name} — {held}, {tokens}, added {added}", "{name} — {held}，{tokens}，{added} 加入"),
+    "shelf_tokens": ("{tokens:,} tokens", "{tokens:,} 个词元"),
+    "shelf_not_counted": ("not counted for this server yet", "尚未按此服务器统计词元"),
+    "shelf_add": ("Add {name}", "加入 {name}"),
+    "shelf_delete": ("Delete {name} from the shelf", "从文档架删除 {name}"),
+    "shelf_take_out": ("Take {label} ({name}) out of this chat", "把 {label}（{name}）移出此对话"),
+    "shelf_gone": ("That document is no longer on your shelf (deleted meanwhile). Attach the file "
+                   "again to read it.", "该文档已不在你的文档架上（已被删除）。请重新附上文件读取。"),
+    "shelf_not_in_chat": ("This chat has no document {label} any more.", "此对话已没有文档 {label}。"),
+    "shelf_deleted": ("Deleted **{name}** from your shelf; chats that hold it keep its text.",
+                      "已从文档架删除 **{name}**；包含它的对话仍保留其文本。"),
     "doc_counting": ("Counting tokens of **{name}** …", "正在统计 **{name}** 的词元 …"),
     "doc_shelved": ("**{name}** is on the shelf (read {added}): not read again.",
                     "**{name}** 已在文档架上（{added} 读取）：无需再次读取。"),
@@ -161,6 +186,11 @@ TEXT: dict[str, tuple[str, str]] = {
     "doc_budget": ("{pages}, {tokens:,} tokens — {fraction:.1%} of the served {context:,}-token context.",
                    "{pages}，{tokens:,} 个词元——占所部署 {context:,} 词元上下文的 {fraction:.1%}。"),
     "pages": ("{count:,} page", "{count:,} 页"),
+    # Several documents in one chat (glm1m/documents/sets.py): "3 documents, 40 pages and 7 sections".
+    "doc_set_held": ("{count:,} documents, {held}", "{count:,} 份文档，{held}"),
+    "and": (" and ", "和 "),
+    "doc_already": ("**{name}** is already in this chat, as document {label}: not added again.",
+                    "**{name}** 已作为文档 {label} 在此对话中：不再重复添加。"),
     "pages_plural": ("{count:,} pages", "{count:,} 页"),
     "doc_chosen": ("**{name}**: {budget} Reading it {strategy}.",
                    "**{name}**：{budget}读取方式：{strategy}。"),
@@ -217,7 +247,7 @@ TEXT: dict[str, tuple[str, str]] = {
 STAGES_ZH = {"reading": "读取", "translating": "翻译", "counting tokens": "统计词元",
              "combining notes": "汇总笔记", "reading scanned pages (OCR)": "识别扫描页（OCR）"}
 UNITS_ZH = {"rows": "行", "cells": "个单元格", "pages": "页", "sections": "节", "parts": "段",
-            "groups": "组"}
+            "groups": "组", "locations": "处"}  # locations: a set's pages and sections together
 
 
 def stage_words(stage: str) -> str:

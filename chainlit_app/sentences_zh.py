@@ -1,5 +1,5 @@
 """Sentences the web door writes in English outside i18n.py — the upload checks (upload_guard.py)
-and the one-file-per-message notice (uploads.py) — as a Chinese page shows them.
+and the one-table-per-message notice (uploads.py) — as a Chinese page shows them.
 
 Those modules build their sentences from their own lists (the kinds of file, their limits); this
 reads the finished English sentence back, keeps its fields (names, sizes, settings) and says the
@@ -55,10 +55,14 @@ CATALOG = (
     (re.compile(r"The upload was cut short or is not a well-formed form"),
      "上传被中断或格式不正确；请重新附上文件。", _fields),
     (re.compile(r"The upload holds no file; attach one\."), "上传中没有文件；请附上一个。", _fields),
-    (re.compile(r"One file per message: glm1m is working on (?P<used>.+?); (?P<names>.+) "
+    (re.compile(r"Only (?P<used>.+?) is read: a table is translated on its own, so (?P<names>.+) "
                 r"(?:was|were) not read\."),
-     "每条消息只处理一个文件：glm1m 正在处理 {used}；{names} 未被读取。"
-     "请把每个文件放在单独的消息中发送。", _left_out),
+     "只读取了 {used}：表格要单独翻译，因此 {names} 未被读取。请把每个表格放在单独的消息中发送；"
+     "文档（可以几份一起）放在不含表格的消息中。", _left_out),
+    (re.compile(r"Only (?P<used>.+?) is read: one table per message, so (?P<names>.+) "
+                r"(?:was|were) not read\."),
+     "只读取了 {used}：每条消息只翻译一个表格，因此 {names} 未被读取。请把每个表格放在单独的消息中"
+     "发送。", _left_out),
 )
 
 

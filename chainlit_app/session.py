@@ -9,6 +9,7 @@ import chainlit as cl
 from chainlit_app.i18n import EN, language_of
 from glm1m.chat import Conversation
 from glm1m.documents.answer import OpenDocument
+from glm1m.documents.sets import DocumentSet
 from glm1m.llm import ChatParams
 
 KEY = "glm1m"
@@ -22,7 +23,8 @@ class SessionState:
     target_language: str = LANGUAGES[0]
     lang: str = EN  # the browser's language for the app's own sentences: i18n.EN or i18n.ZH
     source_language: str | None = None  # None: the model detects it
-    document: OpenDocument | None = None  # the document follow-up questions go to
+    document: OpenDocument | None = None  # what follow-up questions go to: its documents' text
+    documents: DocumentSet | None = None  # the chat's documents (A, B, …); one attached next joins
     # Chat messages by id → how many conversation turns came before them, so an edited message
     # (Chainlit sends it again with its id, after removing the later ones) rewinds the history.
     asked: dict[str, int] = field(default_factory=dict)

@@ -37,21 +37,21 @@ class Uploads:
     other: list[Upload] = field(default_factory=list)
 
     def left_out(self) -> str | None:
-        """One message works on one file (a CSV, with its glossary, else a PDF): the sentence
-        naming the others, which would otherwise be ignored without a word; None if none are."""
-        if self.csv:
-            used, unread = self.csv[0], self.csv[1:] + self.pdf
-        elif self.pdf:
-            used, unread = self.pdf[0], self.pdf[1:]
-        else:
+        """A message works on one table (with its glossary), or else on its documents, all of
+        them together: the sentence naming the files left out, which would otherwise be ignored
+        without a word; None if none are."""
+        if not self.csv:
             return None
+        used, tables, documents = self.csv[0], self.csv[1:], self.pdf
+        unread = tables + documents
         if not unread:
             return None
         names = ", ".join(f.name for f in unread)
         one = len(unread) == 1
-        return (f"One file per message: glm1m is working on {used.name}; {names} "
-                f"{'was' if one else 'were'} not read. Attach {'it' if one else 'each'} in a message "
-                f"of its own.")
+        why = ("a table is translated on its own" if documents else "one table per message")
+        return (f"Only {used.name} is read: {why}, so {names} {'was' if one else 'were'} not read. "
+                f"Attach each table in a message of its own, and documents (several may go "
+                f"together) in a message without a table.")
 
 
 def sort_uploads(elements: Sequence[UploadedFile]) -> Uploads:

@@ -23,8 +23,6 @@ if TYPE_CHECKING:
     from glm1m.documents.asking import OpenedSet
 
 STRATEGIES = ("auto", "whole", "map-reduce")
-SET_SUMMARY_REQUEST = ("Summarise each document in turn: its purpose, its main points in order, and "
-                       "anything a reader must not miss; then say where they agree or differ.")
 
 
 def add_command(commands: argparse._SubParsersAction) -> None:
@@ -75,7 +73,7 @@ async def summarize(args: argparse.Namespace, settings: Settings) -> None:
     """The document path of both doors (documents/asking.py), with this command's door."""
     from glm1m.chat import close_now
     from glm1m.cli.waiting import TerminalDoor
-    from glm1m.documents.answer import SUMMARY_REQUEST
+    from glm1m.documents.answer import SET_SUMMARY_REQUEST, SUMMARY_REQUEST
     from glm1m.documents.asking import ask, open_file, open_files
     from glm1m.documents.budget import Strategy, set_line
     from glm1m.documents.formats import ReadOptions

@@ -22,11 +22,13 @@ from glm1m.llm import ChatParams, Llm, Message
 from glm1m.progress import OnProgress, ignore
 from glm1m.settings import Settings
 
-__all__ = ["SUMMARY_REQUEST", "MapReduce", "OpenDocument", "answer", "open_document", "open_set",
-           "plan_of", "whole_prompt", "with_strategy"]
+__all__ = ["SET_SUMMARY_REQUEST", "SUMMARY_REQUEST", "MapReduce", "OpenDocument", "answer",
+           "open_document", "open_set", "plan_of", "whole_prompt", "with_strategy"]
 
 SUMMARY_REQUEST = ("Summarise the whole document: its purpose, its main points in order, and "
                    "anything a reader must not miss.")
+SET_SUMMARY_REQUEST = ("Summarise each document in turn: its purpose, its main points in order, and "
+                       "anything a reader must not miss; then say where they agree or differ.")
 
 
 def plan_of(settings: Settings) -> MapReduce:

@@ -50,7 +50,8 @@ class Opened:
 @dataclass(frozen=True)
 class OpenedSet:
     """Documents opened together by open_files: the set (letters, names, citations), its text as
-    the model reads it (`doc`), and how each document came (`shelved`, in the set's order)."""
+    the model reads it (`doc`), and how each document read now came (`shelved`, in the set's
+    order; not those the set had before, nor a file it held already)."""
     documents: DocumentSet
     doc: OpenDocument
     shelved: tuple[Shelved, ...]
@@ -87,6 +88,10 @@ class Door:
         """The text is in: from the shelf (`shelved.hit`), or read now and kept, or read and not
         kept (`full`: the shelf's sentence, what to delete). Its tokens are counted next."""
 
+    async def already(self, name: str, label: str) -> None:
+        """A file attached to a set holds the text of its document `label` already: not added
+        again (its tokens would count twice and its answers cite two letters for one text)."""
+
     async def choose(self, name: str, budget: Budget, answer_tokens: int, before: float | None
                      ) -> Strategy:
         """How to read it: ask the person where it matters. `before`: when the server last read
@@ -120,20 +125,36 @@ async def open_file(path: Path, name: str, shelf: Shelf, options: ReadOptions, l
 
 
 async def open_files(files: Sequence[tuple[Path, str]], shelf: Shelf, options: ReadOptions, llm: Llm,
-                     settings: Settings, answer_tokens: int, door: Door) -> OpenedSet:
+                     settings: Settings, answer_tokens: int, door: Door,
+                     before: DocumentSet | None = None) -> OpenedSet:
     """open_file for documents asked together (`files`: path and attached name, in the order
     they are labelled A, B, …): each read through `shelf` in turn (`door.reading`, `door.read` for
     each), then the set's text counted and its strategy chosen and checked as one document's.
-    A set's text is counted anew each time (its markers carry the letters the shelf's kept counts
-    lack; /tokenize takes seconds for a million tokens). Raises as open_file does."""
+    `before`: the documents a chat has open already; the files come after them (C after A and B,
+    which stay the prompt's unchanged prefix), a file whose text one of them holds is not added
+    (`door.already`). A set's text is counted anew each time (its markers carry the letters the
+    shelf's kept counts lack; /tokenize takes seconds for a million tokens). Raises as open_file
+    does."""
+    documents = before or DocumentSet(())
     found: list[Shelved] = []
     for path, name in files:
         shelved, full = await read_through(shelf, path, name, options, on_loop(door.progress),
                                            door.reading)
         await door.read(shelved, full)
+        if (label := documents.label_of(shelved.text)) is not None:
+            await door.already(name, label)
+            continue
+        documents = documents.with_document(shelved.text)
         found.append(shelved)
-    documents = DocumentSet(tuple(shelved.text for shelved in found))
-    if len(found) == 1:  # a set of one is that document, and its count is kept
+    return await settle(documents, found, shelf, llm, settings, answer_tokens, door)
+
+
+async def settle(documents: DocumentSet, found: Sequence[Shelved], shelf: Shelf, llm: Llm,
+                 settings: Settings, answer_tokens: int, door: Door) -> OpenedSet:
+    """Count `documents` as one and let `door` choose how to read them (open_files' end; also a
+    chat's set changed without reading a file: one added from the shelf, one taken out).
+    `found`: those of them read now, in order. Raises as open_file does."""
+    if len(documents.documents) == 1 and found:  # a set of one is that document, its count kept
         budget = await measure_through(shelf, found[0], llm, settings.model,
                                        settings.whole_document_threshold, door.progress)
     else:

@@ -68,9 +68,20 @@ class DocumentSet:
         named = [f"{label} ({doc.name})" for label, doc in zip(self.labels, self.documents, strict=True)]
         return f"{', '.join(named[:-1])} and {named[-1]}"
 
+    def label_of(self, text: DocumentText) -> str | None:
+        """The letter of the document here whose text (its locations) `text` has, whatever its
+        name; None when none has."""
+        return next((label for label, doc in zip(self.labels, self.documents, strict=True)
+                     if doc.pages == text.pages), None)
+
     def with_document(self, text: DocumentText) -> DocumentSet:
         """This set and one more document after the others: the earlier keep their letters."""
         return DocumentSet((*self.documents, text))
+
+    def without(self, label: str) -> DocumentSet:
+        """This set without its document `label`: those after it move up a letter (the prompt's
+        prefix then ends before it)."""
+        return DocumentSet(tuple(d for i, d in enumerate(self.documents) if letter(i) != label))
 
     def text(self) -> DocumentText:
         """What the model reads: one document as it is; several, each in its labelled block."""

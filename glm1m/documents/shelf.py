@@ -6,12 +6,13 @@ another name) start at once: no reading, no OCR, no /tokenize.
 On disk, per user (`DATA_DIR/shelf/<user folder>/`), one folder per document:
 `<sha256>/meta.json` (name, added, size, and per way of reading: its text file, locations and
 counts, and when it was last sent whole to which server, answered: server_key) and
-`<sha256>/<read digest>.json` (the text). A way of reading is the format and, for paged
-formats, the OCR mode, languages and resolution: they change the text, so another choice reads
-again. A count is kept per served model name and served context: the Llm interface names no
-tokenizer, and a server serving the same name with another context is another deployment (the demo
-model and the real one share the name), so a wrong count is never reused; asking /v1/models for the
-context costs milliseconds, counting a 1M-token document seconds.
+`<sha256>/<read digest>.json` (the text), and `<sha256>/<read digest>.<name>.ids` (token ids of
+its whole-document prompt: documents/prompt_ids.py names and writes them). A way of reading is the
+format and, for paged formats, the OCR mode, languages and resolution: they change the text, so
+another choice reads again. A count is kept per served model name and served context: the Llm
+interface names no tokenizer, and a server serving the same name with another context is another
+deployment (the demo model and the real one share the name), so a wrong count is never reused;
+asking /v1/models for the context costs milliseconds, counting a 1M-token document seconds.
 
 Anything damaged (unparsable, missing) is a miss: the document is read again and its entry written
 anew. Writes are whole or nothing (files.write_whole); two processes adding the same document both
@@ -125,6 +126,16 @@ class Shelf:
         except (OSError, KeyError, TypeError, ValueError):
             return None
 
+    def latest(self, sha256: str) -> Shelved | None:
+        """The document kept under `sha256` as last read, under the name it was first attached
+        with (the page adds a shelf document to a chat by it); None when there is none."""
+        meta = self._meta(sha256)
+        try:
+            key = ShelfKey(sha256, str(meta["latest"]), int(meta["size"])) if meta else None
+        except (KeyError, TypeError, ValueError):
+            return None
+        return self.find(key, str(meta["name"])) if key is not None and meta else None
+
     def keep(self, key: ShelfKey, name: str, text: DocumentText) -> Shelved:
         """Keep a text just read. Raises ShelfFull (nothing written) past the cap."""
         body = json.dumps(text_body(text), ensure_ascii=False).encode("utf-8")
@@ -168,6 +179,27 @@ class Shelf:
             return  # removed meanwhile (or never kept: the shelf was full)
         read.setdefault("sent", {})[server] = when
         self._write_meta(key.sha256, meta)
+
+    def ids(self, key: ShelfKey, name: str) -> bytes | None:
+        """The token ids kept for this read under `name` (a hex digest), if any."""
+        try:
+            return self._ids_path(key, name).read_bytes()
+        except OSError:
+            return None
+
+    def keep_ids(self, key: ShelfKey, name: str, data: bytes) -> None:
+        """Keep token ids beside this read's text, counted in the shelf's bytes. Not kept when the
+        document is not (removed meanwhile, or the shelf was full) or they would pass the cap:
+        they are made again then, for a /tokenize's seconds."""
+        path = self._ids_path(key, name)
+        if self._meta(key.sha256) is None or self.used_bytes() - _bytes_of(path) + len(data) > self.max_bytes:
+            return
+        write_whole(path, data)
+
+    def _ids_path(self, key: ShelfKey, name: str) -> Path:
+        if not name.isalnum():  # a name never becomes a path of its own
+            raise ValueError(name)
+        return self.root / key.sha256 / f"{key.read_digest}.{name}.ids"
 
     def keep_count(self, key: ShelfKey, counted_as: str, tokens: int, chars: int) -> None:
         meta = self._meta(key.sha256)

@@ -1,5 +1,9 @@
 """An open document kept on disk with its chat, so a reopened chat (after a restart too) still
-sends its follow-up questions to the document instead of silently turning into a plain chat."""
+sends its follow-up questions to the document instead of silently turning into a plain chat.
+
+A chat's several documents (sets.py) are kept as their set: each document's locations in attach
+order (format 3), from which the set's text is made again as it was, so the reopened chat's
+prompt is the one before byte for byte (vLLM's prefix cache still serves it)."""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from glm1m.documents.answer import OpenDocument
 from glm1m.documents.budget import Budget, Strategy
 from glm1m.documents.mapreduce import MapReduce
 from glm1m.documents.pages import DocumentText, Kind, Page
+from glm1m.documents.sets import DocumentSet
 from glm1m.errors import DocumentError
 from glm1m.files import write_whole
 
@@ -17,6 +22,7 @@ from glm1m.files import write_whole
 # 1: [number, text], pages only — still read, so chats saved before reopen the same.
 FORMAT = 2
 READ_FORMATS = (1, 2)
+SET_FORMAT = 3  # a chat's documents: {"documents": [a text_body each, in attach order], ...}
 
 
 def text_body(text: DocumentText) -> dict:
@@ -40,16 +46,32 @@ def text_of(body: dict) -> DocumentText:
                         bool(body.get("pages_found", False)))
 
 
-def save(doc: OpenDocument, path: Path) -> None:
-    """Write `doc` whole or not at all (a crash keeps the previous one)."""
-    body = {**text_body(doc.text), "budget": vars(doc.budget), "strategy": doc.strategy.value,
-            "plan": vars(doc.plan)}
+def save(doc: OpenDocument, path: Path, documents: DocumentSet | None = None) -> None:
+    """Write `doc` whole or not at all (a crash keeps the previous one). `documents`: the set
+    `doc` reads, when it holds several (a set of one is saved as its document)."""
+    how = {"budget": vars(doc.budget), "strategy": doc.strategy.value, "plan": vars(doc.plan)}
+    if documents is not None and len(documents.documents) > 1:
+        body = {"format": SET_FORMAT, "documents": [text_body(d) for d in documents.documents], **how}
+    else:
+        body = {**text_body(doc.text), **how}
     write_whole(path, json.dumps(body, ensure_ascii=False).encode("utf-8"))
 
 
+def forget(path: Path) -> None:
+    """The chat keeps no document any more (all were taken out)."""
+    path.unlink(missing_ok=True)
+
+
 def load(path: Path) -> OpenDocument | None:
-    """The document saved at `path`; None when there is none. Raises DocumentError (with what to
-    do) for a file that cannot be read back."""
+    """The document saved at `path` (a set's text, for a set); None when there is none. Raises
+    DocumentError (with what to do) for a file that cannot be read back."""
+    found = load_set(path)
+    return found[1] if found is not None else None
+
+
+def load_set(path: Path) -> tuple[DocumentSet, OpenDocument] | None:
+    """The documents saved at `path` (one saved alone is a set of one) and the open document that
+    reads them; None when there is none. Raises DocumentError as load does."""
     try:
         body = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -57,8 +79,12 @@ def load(path: Path) -> OpenDocument | None:
     except (OSError, ValueError) as error:
         raise unreadable(path) from error
     try:
-        return OpenDocument(text_of(body), Budget(**body["budget"]), Strategy(body["strategy"]),
-                            MapReduce(**body["plan"]))
+        if body["format"] == SET_FORMAT:
+            documents = DocumentSet(tuple(text_of(d) for d in body["documents"]))
+        else:
+            documents = DocumentSet((text_of(body),))
+        return documents, OpenDocument(documents.text(), Budget(**body["budget"]),
+                                       Strategy(body["strategy"]), MapReduce(**body["plan"]))
     except (KeyError, TypeError, ValueError) as error:
         raise unreadable(path) from error
 

@@ -81,10 +81,16 @@ async def test_a_renamed_non_pdf_gets_a_sentence_and_chat_goes_on(tmp_path, chat
     assert chat.answers(start) and not any(m.get("isError") for m in chat.messages(start))
 
 
-async def test_a_second_pdf_in_the_same_message_is_named_not_ignored(tmp_path, chat: ChainlitSession) -> None:
+async def test_a_table_with_documents_is_translated_alone_and_the_documents_are_named(
+        tmp_path, chat: ChainlitSession) -> None:
+    """Documents go together (test_sets_ui.py); a table is translated on its own, and the documents
+    attached with it are named, not silently dropped."""
+    await chat.change_settings({"system_prompt": "", "temperature": 0.0, "max_tokens": 8})
+    (tmp_path / "rows.csv").write_text("id,text\n1,合同\n", encoding="utf-8")
     make_pdf(tmp_path / "one.pdf", [words_page(1, 100)])
-    make_pdf(tmp_path / "two.pdf", [words_page(1, 100)])
-    refs = [await chat.upload(tmp_path / name, mime="application/pdf") for name in ("one.pdf", "two.pdf")]
-    start = await chat.ask("What is this?", file_refs=refs)
-    assert any("working on one.pdf; two.pdf was not read" in o for o in shown(chat, start))
-    assert any("**one.pdf**: 1 page, " in o for o in shown(chat, start))  # one page, one word
+    refs = [await chat.upload(tmp_path / "rows.csv"), await chat.upload(tmp_path / "one.pdf", mime="application/pdf")]
+    start = await chat.ask("", file_refs=refs)
+    assert any("Only rows.csv is read: a table is translated on its own, so one.pdf was not read." in o
+               for o in shown(chat, start))
+    await chat.wait_for(lambda e: e.name == "element" and e.data.get("name") == "rows.translated.csv", 60, start)
+    assert not any("**one.pdf**" in o for o in shown(chat, start))

@@ -55,7 +55,7 @@ async def test_a_document_read_part_by_part_shows_its_parts_then_leaves_a_record
     assert not any("Reading long.pdf part by part" in o for o in final.values())  # no stale line
 
 
-async def test_a_chinese_tab_reads_upload_refusals_and_the_one_file_notice_in_chinese(
+async def test_a_chinese_tab_reads_upload_refusals_a_set_and_the_one_table_notice_in_chinese(
         app, healthy_proxy, monkeypatch, tmp_path) -> None:
     import httpx
     import socketio
@@ -81,13 +81,20 @@ async def test_a_chinese_tab_reads_upload_refusals_and_the_one_file_notice_in_ch
         assert reply.status_code == 415
         assert reply.json()["detail"].startswith("archive.zip 不是 glm1m 能读取的文件"), reply.json()
         await chat.change_settings({"system_prompt": "", "temperature": 1.0, "max_tokens": 8})
-        for name in ("one.pdf", "two.pdf"):
-            make_pdf(tmp_path / name, [words_page(1, 100)])
+        for n, name in enumerate(("one.pdf", "two.pdf")):
+            make_pdf(tmp_path / name, [words_page(n + 1, 100)])
         refs = [await chat.upload(tmp_path / name, mime="application/pdf") for name in ("one.pdf", "two.pdf")]
         start = await chat.ask("这是什么？", file_refs=refs)
         shown = [m["output"] for m in chat.messages(start)]
-        notice = "每条消息只处理一个文件：glm1m 正在处理 one.pdf；two.pdf 未被读取"
-        assert any(o.startswith(notice) for o in shown), shown
-        assert any(o.startswith("已读取 **one.pdf**：1 页") for o in shown), shown  # the record, in Chinese
+        # Two documents in one message are read together, named and counted in Chinese.
+        assert any(o.startswith("已读取 **A（one.pdf）和 B（two.pdf）**：2 份文档，2 页，") for o in shown), shown
+        (tmp_path / "rows.csv").write_text("id,text\n1,合同\n", encoding="utf-8")
+        make_pdf(tmp_path / "three.pdf", [words_page(3, 100)])
+        refs = [await chat.upload(tmp_path / "rows.csv"),
+                await chat.upload(tmp_path / "three.pdf", mime="application/pdf")]
+        start = await chat.ask("", file_refs=refs)
+        notice = "只读取了 rows.csv：表格要单独翻译，因此 three.pdf 未被读取。"
+        await chat.wait_for(lambda e: e.name == "element" and e.data.get("name") == "rows.translated.csv", 60, start)
+        assert any(o.startswith(notice) for o in [m["output"] for m in chat.messages(start)]), chat.messages(start)
     finally:
         await chat.close()

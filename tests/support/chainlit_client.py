@@ -75,14 +75,29 @@ class ChainlitSession:
             self.events.append(Event(name, data))
             self._changed.notify_all()
 
-    async def send(self, text: str, file_refs: list[dict] | None = None) -> str:
+    async def send(self, text: str, file_refs: list[dict] | None = None, command: str | None = None) -> str:
+        """`command`: one the app offers in the composer (set_commands), chosen with the message."""
         message_id = str(uuid.uuid4())
-        await self.sio.emit("client_message", {
-            "message": {"id": message_id, "name": "User", "type": "user_message", "output": text,
-                        "createdAt": "", "threadId": self.thread_id or ""},
-            "fileReferences": file_refs or [],
-        })
+        message = {"id": message_id, "name": "User", "type": "user_message", "output": text,
+                   "createdAt": "", "threadId": self.thread_id or ""}
+        if command is not None:
+            message["command"] = command
+        await self.sio.emit("client_message", {"message": message, "fileReferences": file_refs or []})
         return message_id
+
+    async def click(self, action: dict, timeout: float = 120.0) -> int:
+        """Click an action button as the page does (Chainlit's /project/action, answered when its
+        callback is done); returns the event mark taken before."""
+        start = self.mark()
+        async with httpx.AsyncClient(headers={"Cookie": self.cookies} if self.cookies else {}) as http:
+            reply = await http.post(f"{self.url}/project/action", timeout=timeout,
+                                    json={"sessionId": self.session_id, "action": action})
+        reply.raise_for_status()
+        return start
+
+    def actions(self, start: int = 0) -> list[dict]:
+        """The action buttons the app sent since `start`."""
+        return [e.data for e in self.events[start:] if e.name == "action"]
 
     async def edit(self, message_id: str, text: str, timeout: float = 120.0) -> int:
         """Edit an earlier message as the page's pencil does, and wait until the app has answered
@@ -146,10 +161,11 @@ class ChainlitSession:
         await self.wait_for(lambda e: e.name == "task_end", timeout, self.index(began))
         return start
 
-    async def ask(self, text: str, timeout: float = 120.0, file_refs: list[dict] | None = None) -> int:
+    async def ask(self, text: str, timeout: float = 120.0, file_refs: list[dict] | None = None,
+                  command: str | None = None) -> int:
         """Send `text` and wait until the app's handler has finished; returns the event mark
         taken before sending, to read what this message produced."""
-        return await self._until_task_done(lambda: self.send(text, file_refs), timeout)
+        return await self._until_task_done(lambda: self.send(text, file_refs, command), timeout)
 
     def answers(self, start: int = 0) -> list[dict]:
         return [m for m in self.messages(start) if m.get("type") == "assistant_message"]

@@ -1,4 +1,4 @@
-"""The web door's own English sentences made outside i18n.py (the upload checks, the one-file-per-
+"""The web door's own English sentences made outside i18n.py (the upload checks, the one-table-per-
 message notice) as a Chinese page shows them: each made by the real function, read back with its
 fields, said in Chinese; an unknown sentence stays as it was."""
 
@@ -32,16 +32,19 @@ def test_size_refusals_keep_their_numbers_and_settings() -> None:
     assert text.startswith("上传的文件有 500 MB") and "CSV" in text and "最大" in text and "up to" not in text
 
 
-def test_the_one_file_per_message_notice_reads_in_chinese() -> None:
+def test_the_one_table_per_message_notice_reads_in_chinese() -> None:
     class F:
         def __init__(self, name: str) -> None:
             self.name, self.path, self.mime = name, f"/tmp/{name}", None
 
     notice = sort_uploads([F("rows.csv"), F("report.pdf"), F("more.csv")]).left_out()
     assert notice is not None
-    assert sentence_in_chinese(notice) == ("每条消息只处理一个文件：glm1m 正在处理 rows.csv；"
-                                           "more.csv、report.pdf 未被读取。"
-                                           "请把每个文件放在单独的消息中发送。")
+    assert sentence_in_chinese(notice) == ("只读取了 rows.csv：表格要单独翻译，因此 more.csv、report.pdf "
+                                           "未被读取。请把每个表格放在单独的消息中发送；"
+                                           "文档（可以几份一起）放在不含表格的消息中。")
+    tables = sort_uploads([F("rows.csv"), F("more.csv")]).left_out()
+    assert tables is not None
+    assert sentence_in_chinese(tables).startswith("只读取了 rows.csv：每条消息只翻译一个表格，因此 more.csv 未被读取。")
 
 
 def test_a_sentence_no_entry_knows_stays_english() -> None:

@@ -1,4 +1,5 @@
-"""Files a message carries but glm1m cannot use in it are named, never silently ignored."""
+"""Files a message carries but glm1m cannot use in it are named, never silently ignored; several
+documents in one message are all read, together (none is left out)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,12 @@ def test_files_a_message_cannot_use_are_named_not_ignored() -> None:
             self.name, self.path, self.mime = name, f"/tmp/{name}", None
 
     both = sort([F("rows.csv"), F("report.pdf"), F("more.csv")])
-    assert both.left_out() == ("One file per message: glm1m is working on rows.csv; more.csv, "
-                               "report.pdf were not read. Attach each in a message of its own.")
-    assert sort([F("a.pdf"), F("b.pdf")]).left_out().endswith("b.pdf was not read. Attach it in a "
-                                                              "message of its own.")
+    assert both.left_out() == ("Only rows.csv is read: a table is translated on its own, so more.csv, "
+                               "report.pdf were not read. Attach each table in a message of its own, "
+                               "and documents (several may go together) in a message without a table.")
+    assert sort([F("rows.csv"), F("more.xlsx")]).left_out().startswith(
+        "Only rows.csv is read: one table per message, so more.xlsx was not read.")
+    documents = sort([F("a.pdf"), F("b.docx"), F("c.md")])
+    assert documents.left_out() is None and [f.name for f in documents.pdf] == ["a.pdf", "b.docx", "c.md"]
     assert sort([F("rows.csv"), F("glossary.csv")]).left_out() is None  # the glossary is used
     assert sort([F("a.pdf")]).left_out() is None

@@ -1,0 +1,36 @@
+"""The passages an answer cites, shown beside it: each a side element whose name is the citation
+as the answer writes it ("p. 3", "§ 3"; of several documents, "B p. 3"), so Chainlit links the
+two, and whose text says where a reader finds it (for several documents, which one: "B ·
+contract.pdf · p. 3"). Shown as Markdown, so a document's images become links there too."""
+
+from __future__ import annotations
+
+import chainlit as cl
+
+from chainlit_app.render import without_images
+from glm1m.documents.pages import DocumentText, Kind, Page
+from glm1m.documents.sets import DocumentSet
+
+PASSAGE_CHARS = 1500
+
+
+def cited_passages(text: str, doc: DocumentText, documents: DocumentSet | None = None) -> list:
+    """The locations `text` cites in `doc` (the text the model read), as side elements;
+    `documents`: the set it was made of, when several."""
+    return [cl.Text(name=name, content=content, display="side")
+            for name, content in passages(text, doc, documents)]
+
+
+def passages(text: str, doc: DocumentText, documents: DocumentSet | None = None) -> list[tuple[str, str]]:
+    """cited_passages' names and texts."""
+    if documents is None or len(documents.documents) == 1:
+        return [(page.label, passage(page)) for page in doc.cited(text)]
+    return [(f"{cited.label} {cited.page.label}",
+             f"**{cited.line}**\n\n{without_images(cited.page.text[:PASSAGE_CHARS])}")
+            for cited in documents.cited(text)]
+
+
+def passage(page: Page) -> str:
+    """A section opens with where a reader finds it ("§ 3 · Installation · ¶ 4–9")."""
+    where = f"**{page.location}**\n\n" if page.kind is Kind.SECTION else ""
+    return where + without_images(page.text[:PASSAGE_CHARS])

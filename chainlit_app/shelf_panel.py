@@ -1,0 +1,147 @@
+"""The user's shelf on the page: the Shelf command lists this chat's documents and the shelf
+(name, pages or sections, tokens, when added), with a button for each thing a person does
+there — add a shelf document to the chat, take one out of the chat, delete one from the shelf.
+
+Why a command and buttons: Chainlit 2.12 has no side panel of the app's own. Chat settings hold
+only fixed widgets (no list that changes as documents come and go, no button), starters show on
+an empty chat only, and commands are the composer's own menu: a command ("Shelf", a button in
+the composer) shows the list as a message where it is asked for, and actions under that message
+(the one clickable thing Chainlit puts in a message) do what each line offers. An action runs in
+Chainlit's /project/action request, not as a task, so the stop button does not cover it: the
+work one does here is seconds (the set counted with /tokenize; no file is read).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import chainlit as cl
+from chainlit.types import CommandDict
+
+from chainlit_app import session
+from chainlit_app.client import llm
+from chainlit_app.document_flow import PageDoor, forget_documents, take_up, user_shelf
+from chainlit_app.i18n import EN, ZH, count_of, t
+from chainlit_app.status import AUTHOR, say
+from glm1m.documents.asking import settle
+from glm1m.documents.sets import DocumentSet
+from glm1m.documents.shelf import Entry, NotOnShelf, count_key
+from glm1m.settings import get_settings
+
+COMMANDS = {EN: "Shelf", ZH: "文档架"}  # the command's id is the name the composer shows
+LISTED_MAX = 20  # shelf documents listed with buttons, latest first: more would bury the chat
+
+
+def commands(lang: str) -> list[CommandDict]:
+    """For cl.context.emitter.set_commands: the Shelf command, as a button in the composer."""
+    return [CommandDict(id=COMMANDS[lang], icon="library", description=t(lang, "shelf_command"),
+                        button=True, persistent=False, selected=False)]
+
+
+def is_shelf(command: str | None) -> bool:
+    return command in COMMANDS.values()
+
+
+def entry_line(lang: str, entry: Entry, counted_as: str) -> str:
+    """"contract.pdf — 12 pages, 9,310 tokens, added 2026-12-02 09:14"."""
+    tokens = entry.tokens.get(counted_as)
+    counted = t(lang, "shelf_tokens", tokens=tokens) if tokens is not None else t(lang, "shelf_not_counted")
+    added = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.added))
+    return t(lang, "shelf_entry", name=entry.name, held=count_of(lang, entry.locations, entry.unit),
+             tokens=counted, added=added)
+
+
+def named_like(entries: list[Entry], named: str) -> list[Entry]:
+    """Those whose name holds `named` (the words sent with the command), else all: the composer
+    sends no empty message, so "list" or "show" must not hide the shelf."""
+    found = [e for e in entries if named.strip().lower() in e.name.lower()]
+    return (found or entries)[:LISTED_MAX]
+
+
+def listing(lang: str, documents: DocumentSet | None, entries: list[Entry], counted_as: str,
+            used_mb: float, max_mb: float, named: str = "") -> str:
+    """The Shelf command's message: the chat's documents, then the shelf's (named_like)."""
+    chat = ([f"- {label} · {doc.name} — {count_of(lang, len(doc.pages), doc.kind.unit)}"
+             for label, doc in zip(documents.labels, documents.documents, strict=True)]
+            if documents is not None else [])
+    head = t(lang, "shelf_chat_head") if chat else t(lang, "shelf_chat_none")
+    shown = named_like(entries, named)
+    shelf_head = t(lang, "shelf_head", count=len(entries), used=used_mb, cap=max_mb)
+    lines = [f"- {entry_line(lang, e, counted_as)}" for e in shown] or [t(lang, "shelf_empty")]
+    return "\n".join([head, *chat, "", shelf_head, *lines])
+
+
+async def show(named: str = "") -> None:
+    """The Shelf command: the list, and a button for each thing to do."""
+    state, settings = session.current(), get_settings()
+    lang, shelf = state.lang, user_shelf()
+    entries = await asyncio.to_thread(shelf.entries)
+    counted_as = count_key(settings.model, await llm().max_model_len())
+    documents = state.documents
+    actions = [cl.Action(name="chat_take_out", payload={"label": label},
+                         label=t(lang, "shelf_take_out", label=label, name=doc.name))
+               for label, doc in zip(documents.labels, documents.documents, strict=True)
+               ] if documents is not None else []
+    for entry in named_like(entries, named):
+        actions += [cl.Action(name="shelf_add", payload={"sha256": entry.sha256},
+                              label=t(lang, "shelf_add", name=entry.name)),
+                    cl.Action(name="shelf_delete", payload={"sha256": entry.sha256},
+                              label=t(lang, "shelf_delete", name=entry.name))]
+    used = await asyncio.to_thread(shelf.used_bytes)
+    await cl.Message(content=listing(lang, documents, entries, counted_as, used / 1e6,
+                                     settings.shelf_max_mb, named),
+                     author=AUTHOR, actions=actions).send()
+
+
+async def add(sha256: str) -> None:
+    """A shelf document joins the chat's documents, after them, as a file attached now does."""
+    state, settings = session.current(), get_settings()
+    shelf = user_shelf()
+    shelved = await asyncio.to_thread(shelf.latest, sha256)
+    if shelved is None:
+        await say(t(state.lang, "shelf_gone"))
+        return
+    door = PageDoor(state.lang, state.documents)
+    await door.read(shelved, None)
+    before = state.documents or DocumentSet(())
+    if (label := before.label_of(shelved.text)) is not None:
+        await door.already(shelved.text.name, label)
+        return
+    documents = before.with_document(shelved.text)
+    opened = await settle(documents, [shelved], shelf, llm(), settings, state.params.max_tokens, door)
+    await take_up(opened.documents, opened.doc, door)
+    assert door.status is not None  # door.read made it
+    await door.status.finish(t(state.lang, "doc_ask_now"))
+
+
+async def take_out(label: str) -> None:
+    """The chat's document `label` leaves it; those after it move up a letter."""
+    state, settings = session.current(), get_settings()
+    documents = state.documents
+    if documents is None or label not in documents.labels:
+        await say(t(state.lang, "shelf_not_in_chat", label=label))
+        return
+    name = documents.documents[documents.labels.index(label)].name
+    left = documents.without(label)
+    if not left.documents:
+        await forget_documents()
+        await say(t(state.lang, "doc_taken_out_all", label=label, name=name))
+        return
+    door = PageDoor(state.lang, left)
+    await door.line(t(state.lang, "doc_taken_out", label=label, name=name))
+    opened = await settle(left, [], user_shelf(), llm(), settings, state.params.max_tokens, door)
+    await take_up(opened.documents, opened.doc, door)
+    assert door.status is not None  # door.line made it
+    await door.status.finish(t(state.lang, "doc_ask_now"))
+
+
+async def delete(sha256: str) -> None:
+    """A document leaves the shelf; the chats that hold it keep their text."""
+    lang = session.lang()
+    try:
+        removed = await asyncio.to_thread(user_shelf().remove, sha256)
+    except NotOnShelf:
+        await say(t(lang, "shelf_gone"))
+        return
+    await say(t(lang, "shelf_deleted", name=removed.name))

@@ -1,0 +1,87 @@
+"""The shelf on the page (shelf_panel.py), over the real app's socket and its action route, on the
+real server: the Shelf command lists the chat's documents and the user's shelf; its buttons take
+a document out of the chat, add a shelf document to another chat (not read again), and delete
+one from the shelf while the chat that holds it keeps asking it."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import App
+from tests.support.chainlit_client import ChainlitSession
+from tests.support.pdfs import make_pdf, words_page
+
+pytestmark = pytest.mark.app
+SETTINGS = {"system_prompt": "", "temperature": 0.0, "max_tokens": 8}
+
+
+def shown(chat: ChainlitSession, start: int) -> list[str]:
+    return [e.data.get("output") or "" for e in chat.events[start:]
+            if e.name in ("new_message", "update_message")]
+
+
+async def open_chat(app: App) -> ChainlitSession:
+    chat = app.session()
+    await chat.connect()
+    await chat.started()
+    await chat.change_settings(SETTINGS)
+    return chat
+
+
+async def shelf(chat: ChainlitSession, words: str = "list") -> tuple[str, dict[str, dict]]:
+    """Choose the Shelf command: its list, and its buttons by label."""
+    start = await chat.ask(words, command="Shelf")
+    listed = next(m["output"] for m in chat.messages(start) if "**Your shelf**" in (m.get("output") or ""))
+    return listed, {a["label"]: a for a in chat.actions(start)}
+
+
+def asked(app: App) -> str:
+    """What the last answer's prompt held: the documents, then the question."""
+    return app.proxy.journal[-1][0]["messages"][-1]["content"]
+
+
+async def test_the_shelf_command_lists_and_its_buttons_take_out_add_and_delete(
+        production_app: App, healthy_proxy, tmp_path: Path) -> None:
+    unique = uuid.uuid4().hex[:12]  # the shelf outlives a run: new bytes, and names, each time
+    contract, annex = (make_pdf(tmp_path / f"{name}-{unique}.pdf", [f"{name} {unique} " + words_page(n, 120)
+                                                                  for n in (1, 2)])
+                       for name in ("contract", "annex"))
+    first = await open_chat(production_app)
+    refs = [await first.upload(path, mime="application/pdf") for path in (contract, annex)]
+    await first.ask("What is this?", file_refs=refs, timeout=300)
+    listed, buttons = await shelf(first)
+    assert f"- A · {contract.name} — 2 pages" in listed and f"- B · {annex.name} — 2 pages" in listed
+    # Read together, they were counted as a set: the shelf has no count of either alone yet.
+    assert f"- {contract.name} — 2 pages, not counted for this server yet, added " in listed
+
+    start = await first.click(buttons[f"Take A ({contract.name}) out of this chat"])
+    await first.wait_for(lambda e: e.name == "update_message"
+                         and "Ask your question" in (e.data.get("output") or ""), 60, start)
+    assert any(f"**A** ({contract.name}) is out of this chat." in line for line in shown(first, start))
+    await first.ask("And now?", timeout=300)
+    # annex alone, as if attached alone
+    assert asked(production_app).startswith(f'<document name="{annex.name}">')
+    await first.close()
+
+    second = await open_chat(production_app)
+    _, buttons = await shelf(second, contract.name)
+    start = await second.click(buttons[f"Add {contract.name}"])
+    lines = shown(second, start)
+    assert any(f"**{contract.name}** is on the shelf" in line for line in lines)  # not read again
+    assert not any("Reading **" in line for line in lines)
+    _, buttons = await shelf(second, annex.name)
+    await second.click(buttons[f"Add {annex.name}"])
+    listed, buttons = await shelf(second, contract.name)
+    assert any(line.startswith(f"- {contract.name} — 2 pages, ") and " tokens, added " in line
+               for line in listed.splitlines()), listed  # counted alone when it was added alone
+    start = await second.click(buttons[f"Delete {contract.name} from the shelf"])
+    await second.wait_for(lambda e: f"Deleted **{contract.name}** from your shelf" in str(e.data), 60, start)
+    listed, _ = await shelf(second)
+    assert f"- A · {contract.name}" in listed and f"- {contract.name} — " not in listed
+    await second.ask("Which is which?", timeout=300)  # the chat keeps the deleted one's text
+    prompt = asked(production_app)
+    assert prompt.index(f'label="A" name="{contract.name}"') < prompt.index(f'label="B" name="{annex.name}"')
+    await second.close()
