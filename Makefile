@@ -30,8 +30,9 @@ chromium:
 # need a Chinese font (without one every character is a box). Installed the way Chromium is.
 TESSERACT_PACKAGES := tesseract-ocr tesseract-ocr-eng tesseract-ocr-chi-sim tesseract-ocr-chi-tra
 FONT_PACKAGES := fonts-wqy-microhei
-# Real manuals the document-set test reads (tests/integration/test_summarize_set.py).
-MANUAL_PACKAGES := psmisc util-linux libjson-c5
+# Real manuals the document-set tests read (tests/integration/test_summarize_set.py,
+# tests/app/test_real_manuals_set.py).
+MANUAL_PACKAGES := psmisc util-linux libjson-c5 libtasn1-doc shared-mime-info
 system-tools: chromium
 	@dpkg -s $(TESSERACT_PACKAGES) $(FONT_PACKAGES) $(MANUAL_PACKAGES) prometheus >/dev/null 2>&1 || \
 	  (apt-get update -q && apt-get install -y -q $(TESSERACT_PACKAGES) $(FONT_PACKAGES) $(MANUAL_PACKAGES) prometheus)
