@@ -47,11 +47,15 @@ def test_two_documents_in_one_message_show_passages_of_both_beside_one_answer(
     page.wait_for_selector("text=/A \\(contract.pdf\\) and B \\(annex.pdf\\).*2 documents, 4 pages/",
                            timeout=300_000)
     answer = page.locator(ANSWERS).last
-    first = page.wait_for_selector(f"{ANSWERS} .element-link:has-text('A p. 2')", timeout=300_000)
-    second = page.wait_for_selector(f"{ANSWERS} .element-link:has-text('B p. 1')", timeout=30_000)
+    # Locators, not element handles: the answer's message is drawn again as it ends, which
+    # detached a handle taken before (a helper's run: "Element is not attached to the DOM").
+    first = page.locator(f"{ANSWERS} .element-link:has-text('A p. 2')")
+    second = page.locator(f"{ANSWERS} .element-link:has-text('B p. 1')")
+    first.wait_for(timeout=300_000)
+    second.wait_for(timeout=30_000)
     assert answer.locator(".element-link").count() == 2  # both beside the one answer
-    first.click()
+    first.click(timeout=30_000)
     page.wait_for_selector("text=A · contract.pdf · p. 2", timeout=30_000)
-    second.click()
+    second.click(timeout=30_000)
     page.wait_for_selector("text=B · annex.pdf · p. 1", timeout=30_000)
     screenshot(page, "two-documents-passages")
