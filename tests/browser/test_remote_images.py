@@ -35,21 +35,26 @@ class InjectedAnswers(FaultProxy):
             self.leaks.append(request.path)
             return web.Response(body=b"GIF89a", content_type="image/gif")
         body = await request.read()
-        if not (request.path.endswith("/chat/completions") and json.loads(body).get("stream")):
+        if not (request.path.endswith("/completions") and json.loads(body).get("stream")):
             return await super()._forward(request)
+        # A whole-document question comes as token ids on /v1/completions (documents/prompt_ids.py).
+        chat = request.path.endswith("/chat/completions")
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
         for i, piece in enumerate(self.pieces):
             if i:
                 await asyncio.sleep(GAP_S)  # the model taking its time
-            await response.write(sse({"content": piece}, None))
-        await response.write(sse({}, "stop") + b"data: [DONE]\n\n")
+            await response.write(sse(chat, piece, None))
+        await response.write(sse(chat, "", "stop") + b"data: [DONE]\n\n")
         return response
 
 
-def sse(delta: dict, finish: str | None) -> bytes:
-    chunk = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0,
-             "model": "glm-4-9b-chat-1m", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+def sse(chat: bool, text: str, finish: str | None) -> bytes:
+    """One streamed chunk as vLLM sends it on the chat route (a delta) or the completions route."""
+    choice = {"index": 0, "finish_reason": finish,
+              **({"delta": {"content": text} if text else {}} if chat else {"text": text})}
+    chunk = {"id": "cmpl-1", "object": "chat.completion.chunk" if chat else "text_completion", "created": 0,
+             "model": "glm-4-9b-chat-1m", "choices": [choice]}
     return f"data: {json.dumps(chunk)}\n\n".encode()
 
 
