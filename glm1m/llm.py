@@ -9,14 +9,14 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
 import httpx
 import openai
 from openai import AsyncOpenAI, AsyncStream
-from openai.types.chat import ChatCompletionChunk, ChatCompletionMessageParam
+from openai.types.chat import ChatCompletionMessageParam
 
 from glm1m.errors import (
     ContextTooLong,
@@ -144,7 +144,7 @@ class LlmClient:
         """The served context length, learnt from /v1/models (asked again until it succeeds,
         or when `refresh` asks: a restarted server may serve another length)."""
         if self._max_model_len is None or refresh:
-            body = await self._get_json("/v1/models")
+            body = await self._request("GET", "/v1/models", None)
             entry = next((m for m in body["data"] if m["id"] == self.settings.model), None)
             if entry is None:
                 served = ", ".join(m["id"] for m in body["data"])
@@ -157,10 +157,12 @@ class LlmClient:
 
     async def count_chat_tokens(self, messages: list[Message]) -> int:
         """Exact prompt length of a chat, by the server's own tokenizer and chat template."""
-        body = await self._post_json(self._tokenize, {
-            "model": self.settings.model, "messages": messages, "add_generation_prompt": True,
-        })
-        return int(body["count"])
+        return int((await self.tokenize_chat(messages))["count"])
+
+    async def tokenize_chat(self, messages: list[Message], generation: bool = True) -> dict[str, Any]:
+        """/tokenize's reply ("count", "tokens"); `generation`: the assistant's turn opened."""
+        return await self._post_json(self._tokenize, {
+            "model": self.settings.model, "messages": messages, "add_generation_prompt": generation})
 
     async def count_text_tokens(self, text: str) -> int:
         body = await self._post_json(self._tokenize, {
@@ -168,9 +170,10 @@ class LlmClient:
         })
         return int(body["count"])
 
-    async def stream_chat(self, messages: list[Message], params: ChatParams) -> AsyncIterator[str]:
-        """Yield the answer's text pieces as the server produces them, and a last, empty
-        CutAtLimit when the server stopped it at params.max_tokens.
+    async def stream_chat(self, messages: list[Message], params: ChatParams,
+                          ids: Sequence[int] | None = None) -> AsyncIterator[str]:
+        """Yield the answer's pieces as the server makes them, and a last, empty CutAtLimit when it
+        stopped at params.max_tokens. `ids`: the messages' token ids, sent on /v1/completions instead.
 
         Until the first piece the server may be reading a long prompt for many minutes and sends
         nothing: that wait ends only when the consumer stops, when /health stops answering, or
@@ -179,17 +182,17 @@ class LlmClient:
         iterating it) closes the HTTP stream, which makes vLLM abort the request and free its
         slot and KV cache.
         """
-        opening = asyncio.create_task(self._open_stream(messages, params))
-        stream: AsyncStream[ChatCompletionChunk] | None = None
+        opening = asyncio.create_task(self._open_stream(messages, params, ids))
+        stream: AsyncStream[Any] | None = None
         try:
-            stream, first = await self._first_chunk(opening)
+            stream, chunk = await self._first_chunk(opening)
             pieces = stream.__aiter__()
-            chunk: ChatCompletionChunk | None = first
             cut = False
             while chunk is not None:
-                if chunk.choices and (text := chunk.choices[0].delta.content):
+                choice = chunk.choices[0] if chunk.choices else None  # chat: a delta; ids: text
+                if choice and (text := choice.text if ids is not None else choice.delta.content):
                     yield text
-                cut = cut or bool(chunk.choices and chunk.choices[0].finish_reason == "length")
+                cut = cut or bool(choice and choice.finish_reason == "length")
                 chunk = await self._next_chunk(pieces)
             if cut:
                 yield CutAtLimit()
@@ -200,14 +203,18 @@ class LlmClient:
             if stream is not None:
                 await stream.close()
 
-    async def _open_stream(self, messages: list[Message], params: ChatParams
-                           ) -> tuple[AsyncStream[ChatCompletionChunk], ChatCompletionChunk | None]:
+    async def _open_stream(self, messages: list[Message], params: ChatParams, ids: Sequence[int] | None
+                           ) -> tuple[AsyncStream[Any], Any]:
         """The stream and its first chunk (None: it ended at once)."""
+        route: Any = self._client.chat.completions if ids is None else self._client.completions
+        prompt: dict[str, Any] = {"messages": _openai_messages(messages)} if ids is None else {"prompt": ""}
+        # Ids go in extra_body, sent as it is: the SDK checks each item of `prompt` (14 s a million).
+        body = params.body() if ids is None else {**(params.body() or {}), "prompt": list(ids)}
         try:
-            stream = await self._client.chat.completions.create(
-                model=self.settings.model, messages=_openai_messages(messages), stream=True,
+            stream = await route.create(
+                model=self.settings.model, **prompt, stream=True,
                 temperature=params.temperature, max_tokens=params.max_tokens, stop=params.stop,
-                extra_body=params.body(), extra_headers=affinity_headers(messages),
+                extra_body=body, extra_headers=affinity_headers(messages),
                 # No read timeout from httpx: stream_chat keeps the clocks itself (see there).
                 timeout=openai.Timeout(self.settings.request_timeout_s, read=None),
             )
@@ -221,8 +228,7 @@ class LlmClient:
             await stream.close()
             raise self._dropped() from exc
 
-    async def _first_chunk(self, opening: asyncio.Task) -> tuple[AsyncStream[ChatCompletionChunk],
-                                                                  ChatCompletionChunk | None]:
+    async def _first_chunk(self, opening: asyncio.Task) -> tuple[AsyncStream[Any], Any]:
         """Wait for the server to begin its answer, checking every health_poll_s that it lives."""
         limit = self.settings.first_token_timeout_s
         deadline = time.monotonic() + limit
@@ -244,7 +250,7 @@ class LlmClient:
                     f"check while it was reading the prompt. Check that it is still running (or "
                     f"restart it with `glm1m serve`), then send your message again.")
 
-    async def _next_chunk(self, pieces: AsyncIterator[ChatCompletionChunk]) -> ChatCompletionChunk | None:
+    async def _next_chunk(self, pieces: AsyncIterator[Any]) -> Any:
         try:
             # Not wait_for: 3.11's returns a piece already there as the task is cancelled, losing the stop.
             async with asyncio.timeout(self.settings.request_timeout_s):
@@ -282,9 +288,6 @@ class LlmClient:
             raise self._user_error(exc) from exc
         return reply.choices[0].message.content or ""
 
-    async def _get_json(self, path: str) -> dict[str, Any]:
-        return await self._request("GET", path, None)
-
     async def _post_json(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         return await self._request("POST", path, body)
 
@@ -316,8 +319,7 @@ class LlmClient:
                 f"The model server refused {path} (HTTP {response.status_code}): "
                 f"{response.text[:300]}"
             )
-        body: dict[str, Any] = response.json()
-        return body
+        return cast("dict[str, Any]", response.json())
 
     def _unreachable(self) -> ServerUnavailable:
         return ServerUnavailable(

@@ -10,12 +10,13 @@ way, as their set's text (sets.py): `open_set`.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from glm1m.chat import MIN_ANSWER_TOKENS, close_now
 from glm1m.documents.budget import Budget, Strategy, measure
 from glm1m.documents.mapreduce import MapReduce, ask_map_reduce, system
 from glm1m.documents.pages import DocumentText, Kind
+from glm1m.documents.prompt_ids import KeptIds, prompt_ids
 from glm1m.documents.sets import DocumentSet, is_set, set_prompt
 from glm1m.errors import ContextTooLong, DocumentError
 from glm1m.llm import ChatParams, Llm, Message
@@ -42,6 +43,8 @@ class OpenDocument:
     budget: Budget
     strategy: Strategy
     plan: MapReduce
+    # The token ids of its whole-document prompt's document part, once a question has needed them.
+    ids: KeptIds = field(default_factory=KeptIds, compare=False, repr=False)
 
     @property
     def name(self) -> str:
@@ -65,11 +68,12 @@ async def open_set(documents: DocumentSet, llm: Llm, settings: Settings, answer_
 
 
 def with_strategy(text: DocumentText, budget: Budget, strategy: Strategy, answer_tokens: int,
-                  settings: Settings) -> OpenDocument:
+                  settings: Settings, ids: KeptIds | None = None) -> OpenDocument:
     """The document read with `strategy`. Raises DocumentError when that strategy cannot read it
-    with an answer of `answer_tokens`."""
+    with an answer of `answer_tokens`. `ids`: where its prompt's ids are kept (the shelf's place
+    for a document from the shelf); None: in memory only."""
     budget.check(strategy, answer_tokens)
-    return OpenDocument(text, budget, strategy, plan_of(settings))
+    return OpenDocument(text, budget, strategy, plan_of(settings), ids or KeptIds())
 
 
 async def answer(doc: OpenDocument, question: str, llm: Llm, params: ChatParams,
@@ -79,8 +83,10 @@ async def answer(doc: OpenDocument, question: str, llm: Llm, params: ChatParams,
     answer is shortened to the room the document and the question leave, as a chat turn is."""
     try:
         if doc.strategy is Strategy.WHOLE:
-            params = await fit_whole(doc, question, llm, params)
-            pieces = llm.stream_chat(whole_prompt(doc.text, question), params)
+            prompt = whole_prompt(doc.text, question)
+            ids = await prompt_ids(llm, prompt, question, doc.ids)  # None: as chat (prompt_ids.py)
+            params = await fit_whole(doc, question, llm, params, len(ids.ids) if ids else None)
+            pieces = ids.stream(params) if ids else llm.stream_chat(prompt, params)
         else:
             pieces = ask_map_reduce(doc.text, chars_per_token(doc.budget), doc.plan, question, llm,
                                     params, on_progress)
@@ -96,12 +102,15 @@ async def answer(doc: OpenDocument, question: str, llm: Llm, params: ChatParams,
         ) from error
 
 
-async def fit_whole(doc: OpenDocument, question: str, llm: Llm, params: ChatParams) -> ChatParams:
+async def fit_whole(doc: OpenDocument, question: str, llm: Llm, params: ChatParams,
+                    prompt_tokens: int | None = None) -> ChatParams:
     """The answer length that fits beside the whole document and this question, counted exactly
-    (the document once when it was read, the prompt around it now)."""
-    frame = await llm.count_chat_tokens(whole_prompt(DocumentText(doc.name, (), 0), question,
-                                                     doc.text.kind))
-    room = doc.budget.max_model_len - doc.budget.tokens - frame
+    (the document once when it was read, the prompt around it now; `prompt_tokens`: the whole
+    prompt's, when its ids are known)."""
+    if prompt_tokens is None:
+        prompt_tokens = doc.budget.tokens + await llm.count_chat_tokens(
+            whole_prompt(DocumentText(doc.name, (), 0), question, doc.text.kind))
+    room = doc.budget.max_model_len - prompt_tokens
     if room < MIN_ANSWER_TOKENS:
         raise DocumentError(
             f"With this question, {doc.name} ({doc.budget.tokens:,} tokens) leaves no room for an "

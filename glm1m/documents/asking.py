@@ -29,6 +29,7 @@ from glm1m.documents.answer import OpenDocument, answer, with_strategy
 from glm1m.documents.budget import Budget, Strategy, measure
 from glm1m.documents.formats import ReadOptions
 from glm1m.documents.heartbeat import until_first
+from glm1m.documents.prompt_ids import KeptIds
 from glm1m.documents.sets import DocumentSet
 from glm1m.documents.shelf import Shelf, ShelfFull, Shelved
 from glm1m.documents.through_shelf import Sending, measure_through, noting_read, read_through, sending
@@ -121,7 +122,8 @@ async def open_file(path: Path, name: str, shelf: Shelf, options: ReadOptions, l
                                    settings.whole_document_threshold, door.progress)
     to = await sending(shelf, shelved, llm, settings.model, settings.base_url)
     strategy = await door.choose(name, budget, answer_tokens, to.before)
-    return Opened(with_strategy(shelved.text, budget, strategy, answer_tokens, settings), shelved, to)
+    doc = with_strategy(shelved.text, budget, strategy, answer_tokens, settings, KeptIds(shelf, shelved.key))
+    return Opened(doc, shelved, to)
 
 
 async def open_files(files: Sequence[tuple[Path, str]], shelf: Shelf, options: ReadOptions, llm: Llm,

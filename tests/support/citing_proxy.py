@@ -1,7 +1,8 @@
-"""The fault proxy, able to ask the real server to cite: the next streamed chat completion goes
-to vLLM with `structured_outputs: {"regex": ...}`, so the demo model (random weights, which never
-writes a citation by itself) generates an answer that ends with a given citation. The answer is
-still the real server's; only its shape is constrained, as vLLM constrains any client's output."""
+"""The fault proxy, able to ask the real server to cite: the next streamed completion (chat, or a
+document's question as token ids on /v1/completions) goes to vLLM with `structured_outputs:
+{"regex": ...}`, so the demo model (random weights, which never writes a citation by itself)
+generates an answer that ends with a given citation. The answer is still the real server's; only
+its shape is constrained, as vLLM constrains any client's output."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ class CitingProxy(FaultProxy):
         body = await request.read()
         with self._lock:
             cite = self._cite
-            streamed = request.path.endswith("chat/completions") and b'"stream": true' in body.replace(
+            streamed = request.path.endswith("completions") and b'"stream": true' in body.replace(
                 b'"stream":true', b'"stream": true')
             if cite is not None and streamed:
                 self._cite = None

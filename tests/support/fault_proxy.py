@@ -3,12 +3,17 @@
 It forwards every request to the real server and streams the real answer back, unless told to
 fail: answer the next N requests with 429/503, cut a streamed answer after some bytes, or stop
 listening altogether (connection refused, as when the server is down).
+
+A completion asked as token ids (/v1/completions, documents/prompt_ids.py) is journaled with the
+chat messages those ids are, as the server's /detokenize gives them back: a test reads what was
+asked the same way whichever route it took.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 
 import aiohttp
@@ -109,12 +114,12 @@ class FaultProxy:
             self._hold_all_s = seconds
 
     def streamed_text(self, index: int = -1) -> str:
-        """The text of a streamed chat completion as the server sent it."""
+        """The text of a streamed completion (chat, or token ids) as the server sent it."""
         text = []
         for line in self.journal[index][1].decode().splitlines():
             if line.startswith("data: {"):
                 for choice in json.loads(line[6:])["choices"]:
-                    text.append((choice.get("delta") or {}).get("content") or "")
+                    text.append((choice.get("delta") or {}).get("content") or choice.get("text") or "")
         return "".join(text)
 
     def reset(self) -> None:
@@ -244,19 +249,38 @@ class FaultProxy:
             received.append(chunk)
             sent += len(chunk)
         if request.path.endswith("completions") and upstream.status == 200:
-            self._journal(body, b"".join(received), epoch)
+            self._journal(await self._as_chat(request, json.loads(body)), b"".join(received), epoch)
         if pending is not None:
             await response.write(pending)
         await response.write_eof()
 
-    def _journal(self, request_body: bytes, response_body: bytes, epoch: int) -> None:
+    async def _as_chat(self, request: web.Request, body: dict) -> dict:
+        """`body`, and when its prompt is token ids, the chat messages they render (GLM-4's template)."""
+        if not isinstance(body.get("prompt"), list):
+            return body
+        async with self._session.post(self.upstream + "/detokenize", json={
+                "model": body.get("model"), "tokens": body["prompt"]},
+                headers={"Authorization": request.headers.get("Authorization", "")}) as reply:
+            text = (await reply.json())["prompt"]
+        return {**body, "messages": messages_of(text)}
+
+    def _journal(self, request_body: dict, response_body: bytes, epoch: int) -> None:
         with self._lock:
             if epoch != self._epoch:
                 return  # forwarded for a test that has ended
-            self.journal.append((json.loads(request_body), response_body))
+            self.journal.append((request_body, response_body))
             for count, event in self._watchers:
                 if len(self.journal) >= count:
                     event.set()
+
+
+def messages_of(text: str) -> list[dict[str, str]]:
+    """The messages GLM-4's template rendered as `text` ("[gMASK]<sop><|system|>\n…<|user|>\n…
+    <|assistant|>"), the empty turn the generation prompt opens left out."""
+    parts = re.split(r"<\|(system|user|assistant|observation)\|>", text.removeprefix("[gMASK]<sop>"))
+    turns = [{"role": role, "content": content.removeprefix("\n")}
+             for role, content in zip(parts[1::2], parts[2::2], strict=True)]
+    return turns[:-1] if turns and turns[-1] == {"role": "assistant", "content": ""} else turns
 
 
 def _last_message(body: bytes) -> str:
