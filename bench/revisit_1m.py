@@ -17,6 +17,9 @@
      stored nothing and A came back in 10.17 s (vLLM's TTFT 4.32 s; docs/benchmarks.md, third run).
   w  with r (and q): the second sequence, on the same server after r's four steps: B read whole
      (two kept documents: 2 x 37.7 GiB in the 80 GiB tier), A again, B again (issue 27, item 4).
+  s  with r: after r's steps, on the same server, a set of three documents totalling ~900K tokens
+     (C1.txt, C2.txt, C3.txt: other real text, bench/real_text.py) read whole in one prompt, then a
+     question across them (issue 25, item 3: several documents read whole on a 1M context).
   q  phase r at a quarter of its size, to rehearse it (issue 27): server R4, max-model-len 262,144,
      GPU KV 10.25 GiB, a 20 GiB tier, A and B of ~250K tokens from DOCS/quarter. Run before r in
      the same driver, r is skipped when a step of q failed.
@@ -225,7 +228,7 @@ def settle(folder: Path, timeout_s: float = 60) -> int:
 
 # ---------------------------------------------------------------- phases
 def phase_r(out: Path, port: int, docs: Path, fs_dir: Path, results: Results, name: str = "R",
-            two_kept: bool = False, sequence_one: bool = True) -> bool:
+            two_kept: bool = False, sequence_one: bool = True, a_set: bool = False) -> bool:
     """R alone: on 2026-12-01 R's 82 GiB tier was OOM-killed on the 125 GiB host while F1 started
     beside it (dmesg), so nothing else runs on the host while R holds its tier. False when the
     server did not start or a step failed. `two_kept` (phase w) goes on with issue 27's second
@@ -259,6 +262,12 @@ def phase_r(out: Path, port: int, docs: Path, fs_dir: Path, results: Results, na
                       run_cli(r, f"A again after B whole{tag}",
                               whole + ["--question", "Which names come up most?"], results),
                       run_cli(r, f"B again{tag}", b_whole + ["--question", "How does it end?"], results)]
+        if a_set and all(step["exit"] == 0 for step in steps):
+            three = ["summarize", *(str(docs / f"C{n}.txt") for n in (1, 2, 3)), "--strategy", "whole"]
+            steps += [run_cli(r, f"Set C1+C2+C3 whole, first read{tag}", three, results),
+                      run_cli(r, f"Set follow-up{tag}",
+                              three + ["--question", "Which of the three documents is about licences?"],
+                              results)]
         return all(step["exit"] == 0 for step in steps)
     finally:
         r.stop()
@@ -395,7 +404,8 @@ def run(out: Path, port: int, docs: Path, phases: str) -> None:
             log("phase q failed: phase r skipped")
             results.data["r_skipped"] = "phase q failed"
         elif "r" in phases or "w" in phases:
-            phase_r(out, port, docs, fs_dir, results, two_kept=two_kept, sequence_one="r" in phases)
+            phase_r(out, port, docs, fs_dir, results, two_kept=two_kept, sequence_one="r" in phases,
+                    a_set="s" in phases)
         if "t" in phases:
             phase_t(out, port, fs_dir, results)
     finally:
@@ -450,7 +460,8 @@ def main() -> None:
                      help="folder with A.txt and B.txt (bench/real_text.py)")
     one.add_argument("--phases", default="r", help="r: 1M revisit + app (alone on the host), q: r at "
                                                     "a quarter of its size (DOCS/quarter), w: r and q go on "
-                                                    "with B whole (two kept), f: file tier "
+                                                    "with B whole (two kept), s: r goes on "
+                                                    "with a ~900K-token set read whole, f: file tier "
                                                     "across a restart, t: throughput, tier on and off")
     sub.add_parser("report").add_argument("results", type=Path)
     args = parser.parse_args()

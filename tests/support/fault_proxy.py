@@ -258,9 +258,12 @@ class FaultProxy:
         """`body`, and when its prompt is token ids, the chat messages they render (GLM-4's template)."""
         if not isinstance(body.get("prompt"), list):
             return body
-        async with self._session.post(self.upstream + "/detokenize", json={
-                "model": body.get("model"), "tokens": body["prompt"]},
-                headers={"Authorization": request.headers.get("Authorization", "")}) as reply:
+        # A connection of its own: after a held stream the pooled ones have sat idle past the
+        # server's keep-alive and one was reset under this request ("Can not write request body").
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as session, \
+                session.post(self.upstream + "/detokenize", json={
+                    "model": body.get("model"), "tokens": body["prompt"]},
+                    headers={"Authorization": request.headers.get("Authorization", "")}) as reply:
             text = (await reply.json())["prompt"]
         return {**body, "messages": messages_of(text)}
 
