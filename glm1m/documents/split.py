@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-from langchain_text_splitters import RecursiveCharacterTextSplitter
+from typing import TYPE_CHECKING
 
 from glm1m.documents.pages import DocumentText, Kind, page_marks
+
+if TYPE_CHECKING:
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
 
 # Paragraphs, then sentence ends (Chinese and English), and only then single line breaks: in text
 # taken from a PDF those are mostly layout, falling mid-sentence.
@@ -27,6 +29,10 @@ class Chunk:
 
 
 def splitter(chunk_chars: int) -> RecursiveCharacterTextSplitter:
+    # Imported here: langchain takes ~0.2 s to import, and a question on a document read whole
+    # (the revisit of a kept 1M-token one answers in seconds) never splits.
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
     return RecursiveCharacterTextSplitter(
         chunk_size=max(1, chunk_chars), chunk_overlap=0,
         separators=SEPARATORS, keep_separator="end", add_start_index=True)
