@@ -14,7 +14,6 @@ import chainlit as cl
 from chainlit_app import metrics, session
 from chainlit_app.client import llm, prefill_clock
 from chainlit_app.document_words import budget_line, held_words, set_words, strategy_words
-from chainlit_app.errors_zh import in_chinese
 from chainlit_app.i18n import EN, ZH, count_of, progress_line, seconds, t
 from chainlit_app.pacing import coalesce
 from chainlit_app.passages import cited_passages
@@ -132,7 +131,7 @@ class PageDoor(Door):
             await self.line(t(lang, "doc_shelved", name=name, added=added))
         else:
             if full is not None:
-                await say(in_chinese(full) if lang == ZH else str(full))
+                await say(full.in_language(lang))
             await self.line(t(lang, "doc_counting", name=name))
         if (lost := lost_words(lang, shelved.text)) is not None:
             await say(lost)

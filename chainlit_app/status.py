@@ -15,11 +15,10 @@ from chainlit.chat_context import chat_context
 from chainlit.types import AskActionResponse
 
 from chainlit_app import metrics, session
-from chainlit_app.errors_zh import in_chinese
 from chainlit_app.i18n import ZH, progress_line, t
 from chainlit_app.pacing import Paced
 from chainlit_app.render import StreamedWithoutImages
-from chainlit_app.sentences_zh import sentence_in_chinese
+from glm1m.catalog import Said
 from glm1m.chat import close_now
 from glm1m.errors import UserFacingError
 from glm1m.llm import CutAtLimit
@@ -146,9 +145,9 @@ async def ask_choice(ask: cl.AskActionMessage, first_on_timeout: bool = True
     return answer
 
 
-def in_page_language(text: str) -> str:
-    """A sentence another module wrote in English (uploads.py), in the page's language."""
-    return sentence_in_chinese(text) if session.lang() == ZH else text
+def in_page_language(sentence: Said) -> str:
+    """A sentence another module named by its id (uploads.py), in the page's language."""
+    return sentence.render(session.lang())
 
 
 async def say(text: str, **kwargs: object) -> None:
@@ -157,7 +156,7 @@ async def say(text: str, **kwargs: object) -> None:
 
 async def show_error(error: UserFacingError) -> None:
     metrics.failure(error)
-    text = in_chinese(error) if session.lang() == ZH else str(error)
+    text = error.in_language(session.lang())
     await cl.ErrorMessage(content=text, author=AUTHOR).send()
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import chainlit as cl
 
+from chainlit_app.i18n import EN, ZH, t
 from chainlit_app.status import AUTHOR, ask_choice
 from glm1m.translation.formats import open_table, sheet_names
 from glm1m.translation.source import TableSource
@@ -21,19 +22,6 @@ CHOICE_TIMEOUT_S = 300
 SEVERAL = "several"  # the payload key of the button that starts choosing several columns
 START = "start"
 
-# English and Simplified Chinese, chosen from the browser's language as the rest of the app does.
-TEXT = {
-    "sheet": ("**{name}** has {count} sheets. Which one should be translated?",
-              "**{name}** 有 {count} 个工作表。翻译哪一个？"),
-    "column": ("Which column should be translated?", "翻译哪一列？"),
-    "several": ("Several columns …", "多列 …"),
-    "pick": ("Which columns should be translated? Click a column to add it (again to take it out), "
-             "then **Start**. Chosen: {chosen}.",
-             "翻译哪些列？点一列即加入（再点一次即移除），选好后点“**开始**”。已选择：{chosen}。"),
-    "none_yet": ("none yet", "还没有"),
-    "chosen": ("Columns to translate: {chosen}.", "要翻译的列：{chosen}。"),
-    "start": ("Start", "开始"),
-}
 TICK = "✓ "  # before a chosen column's button
 
 
@@ -42,8 +30,8 @@ def chinese() -> bool:
 
 
 def say(key: str, **fields: object) -> str:
-    english, in_chinese = TEXT[key]
-    return (in_chinese if chinese() else english).format(**fields)
+    """Sentence `key` of the catalog (its pick_* ids) in the page's language."""
+    return t(ZH if chinese() else EN, key, **fields)
 
 
 def joined(labels: Iterable[str]) -> str:
@@ -65,7 +53,7 @@ async def choose_table(path: Path, name: str) -> TableSource:
 async def choose_sheet(name: str, sheets: tuple[str, ...]) -> str:
     """sheets[0] is offered first, and taken when no choice is made."""
     answer = await ask_choice(cl.AskActionMessage(
-        content=say("sheet", name=name, count=len(sheets)), author=AUTHOR, timeout=CHOICE_TIMEOUT_S,
+        content=say("pick_sheet", name=name, count=len(sheets)), author=AUTHOR, timeout=CHOICE_TIMEOUT_S,
         actions=[cl.Action(name="sheet", payload={"sheet": s}, label=s) for s in sheets],
     ))
     return str(answer["payload"]["sheet"]) if answer else sheets[0]
@@ -81,8 +69,8 @@ async def choose_columns(source: TableSource) -> TableSource:
         return source.with_columns((ordered[0],))
     actions = [cl.Action(name="column", payload={"column": c}, label=source.label(c)) for c in ordered]
     actions.append(cl.Action(name="column", payload={"column": "", SEVERAL: True},
-                             label=say("several")))
-    answer = await ask_choice(cl.AskActionMessage(content=say("column"), author=AUTHOR,
+                             label=say("pick_several")))
+    answer = await ask_choice(cl.AskActionMessage(content=say("pick_column"), author=AUTHOR,
                                                   timeout=CHOICE_TIMEOUT_S, actions=actions))
     if not answer:
         return source.with_columns((ordered[0],))
@@ -98,18 +86,18 @@ async def choose_several(source: TableSource, ordered: list[str]) -> tuple[str, 
     start the job: the user may still take one out."""
     chosen: list[str] = []
     while True:
-        shown = joined(source.label(c) for c in chosen) or say("none_yet")
+        shown = joined(source.label(c) for c in chosen) or say("pick_none_yet")
         actions = [cl.Action(name="column", payload={"column": c},
                              label=(TICK if c in chosen else "") + source.label(c)) for c in ordered]
         if chosen:
             actions.append(cl.Action(name="column", payload={"column": "", START: True},
-                                     label=say("start")))
-        ask = cl.AskActionMessage(content=say("pick", chosen=shown), author=AUTHOR,
+                                     label=say("pick_start")))
+        ask = cl.AskActionMessage(content=say("pick_columns", chosen=shown), author=AUTHOR,
                                   timeout=CHOICE_TIMEOUT_S, actions=actions)
         answer = await ask.send()
         if answer is None or answer["payload"].get(START):
             columns = tuple(chosen) or (ordered[0],)
-            ask.content = say("chosen", chosen=joined(source.label(c) for c in columns))
+            ask.content = say("pick_chosen", chosen=joined(source.label(c) for c in columns))
             await ask.update()
             return columns
         column = str(answer["payload"]["column"])

@@ -36,7 +36,7 @@ async def run_translation(path: Path, name: str, glossary_file: tuple[Path, str]
     glossary = await asyncio.to_thread(read_glossary, *glossary_file) if glossary_file else ()
     job = Job(target_language=state.target_language, source_language=state.source_language,
               glossary=glossary, concurrency=settings.translate_concurrency,
-              max_tokens=settings.translate_max_tokens)
+              max_tokens=settings.translate_max_tokens, lang=session.lang())
     # One folder per job: the same file and settings again resume it, anything else (another
     # file of the same name, another language) starts its own instead of clashing.
     key = await asyncio.to_thread(job_key, source, job)  # a workbook's bytes are read here

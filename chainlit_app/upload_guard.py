@@ -31,8 +31,8 @@ from python_multipart.exceptions import FormParserError
 from python_multipart.multipart import MultipartParser, parse_options_header
 from starlette.datastructures import Headers
 
-from chainlit_app.i18n import ZH, language_of
-from chainlit_app.sentences_zh import sentence_in_chinese
+from chainlit_app.i18n import EN, language_of, t
+from glm1m.catalog import said
 from glm1m.documents.formats import FORMATS
 from glm1m.settings import Settings
 from glm1m.translation.formats import table_formats
@@ -47,7 +47,7 @@ class FileKind:
     suffixes: tuple[str, ...]
     mime: str  # the type the stored file gets, whatever the browser guessed
     limit_setting: str  # the Settings field holding its limit, in MB
-    use: str  # what glm1m does with it
+    use: str  # what glm1m does with it: a glm1m/catalog id
 
     def limit(self, settings: Settings) -> int:
         return int(getattr(settings, self.limit_setting) * MB)
@@ -61,7 +61,7 @@ class FileKind:
 # the page's file picker, these checks and their sentences follow.
 KINDS = (
     # Every document format, under the documents' limit.
-    *(FileKind(f.name, f.suffixes, f.mime, "pdf_max_mb", "to summarise it or ask about it")
+    *(FileKind(f.name, f.suffixes, f.mime, "pdf_max_mb", "use_ask")
       for f in FORMATS),
     # Every table format, each under its own limit.
     *(FileKind(f.name, f.suffixes, f.mime, f.limit_setting, f.use) for f in table_formats()),
@@ -73,24 +73,26 @@ def kind_of(filename: str) -> FileKind | None:
     return next((kind for kind in KINDS if suffix in kind.suffixes), None)
 
 
-def unsupported(filename: str) -> str:
+def unsupported(filename: str, lang: str = EN) -> str:
     uses = dict.fromkeys(k.use for k in KINDS)  # kinds of one use named together, in order
     named = [[k.name for k in KINDS if k.use == use] for use in uses]
-    offers = " or ".join(f"a {', '.join(n[:-1]) + ' or ' + n[-1] if len(n) > 1 else n[0]} ({use})"
-                         for n, use in zip(named, uses, strict=True))
-    return f"{filename} is not a file glm1m reads: attach {offers}."
+    offers = [t(lang, "upload_offer", use=said(use), kinds=n[0] if len(n) == 1 else
+                t(lang, "list_sep").join(n[:-1]) + t(lang, "or") + n[-1])
+              for n, use in zip(named, uses, strict=True)]
+    return t(lang, "upload_unsupported", name=filename, offers=t(lang, "upload_offers_or").join(offers))
 
 
-def too_large(filename: str, kind: FileKind, settings: Settings) -> str:
-    return (f"{filename} is larger than {kind.limit_words(settings)}, the limit for {kind.name} "
-            f"files (GLM1M_{kind.limit_setting.upper()}).")
+def too_large(filename: str, kind: FileKind, settings: Settings, lang: str = EN) -> str:
+    return t(lang, "upload_too_large", name=filename, limit=kind.limit_words(settings), kind=kind.name,
+             setting=f"GLM1M_{kind.limit_setting.upper()}")
 
 
-def too_large_for_any(size: int, settings: Settings) -> str:
+def too_large_for_any(size: int, settings: Settings, lang: str = EN) -> str:
     by_limit = {k.limit_setting: [j for j in KINDS if j.limit_setting == k.limit_setting] for k in KINDS}
-    limits = ", ".join(f"{'/'.join(j.name for j in same)} up to {same[0].limit_words(settings)}"
-                       for same in by_limit.values())
-    return f"The upload is {size / MB:,.0f} MB, more than glm1m takes for any file ({limits})."
+    limits = [t(lang, "upload_limit", kinds="/".join(j.name for j in same),
+                limit=same[0].limit_words(settings)) for same in by_limit.values()]
+    return t(lang, "upload_too_large_for_any", size=size / MB,
+             limits=t(lang, "upload_limits_sep").join(limits))
 
 
 def configure_page(settings: Settings) -> None:
@@ -112,8 +114,8 @@ class FilePart:
     """The file in a multipart body, spooled as the parser hands it over; raises Refused from
     the parser's callbacks as soon as its headers or its size say so."""
 
-    def __init__(self, settings: Settings, declared: int | None) -> None:
-        self.settings, self.declared = settings, declared
+    def __init__(self, settings: Settings, declared: int | None, lang: str = EN) -> None:
+        self.settings, self.declared, self.lang = settings, declared, lang
         self.headers: dict[bytes, bytes] = {}
         self._name = self._value = b""
         self.file: SpooledTemporaryFile[bytes] | None = None
@@ -146,13 +148,13 @@ class FilePart:
         if b"filename" not in options:
             return  # a plain form field: not kept (the page sends none)
         if self.file is not None:
-            raise Refused(400, "Send one file per upload, as the page's paperclip does.")
+            raise Refused(400, t(self.lang, "upload_one_file"))
         self.filename = _decoded(options[b"filename"])
         self.kind = kind_of(self.filename)
         if self.kind is None:
-            raise Refused(415, unsupported(self.filename))
+            raise Refused(415, unsupported(self.filename, self.lang))
         if self.declared is not None and self.declared > self.kind.limit(self.settings) + FRAMING:
-            raise Refused(413, too_large(self.filename, self.kind, self.settings))
+            raise Refused(413, too_large(self.filename, self.kind, self.settings, self.lang))
         self.file = SpooledTemporaryFile(max_size=MB)
         self._in_file = True
 
@@ -162,7 +164,7 @@ class FilePart:
         assert self.file is not None and self.kind is not None
         self.size += end - start
         if self.size > self.kind.limit(self.settings):
-            raise Refused(413, too_large(self.filename, self.kind, self.settings))
+            raise Refused(413, too_large(self.filename, self.kind, self.settings, self.lang))
         self.file.write(data[start:end])
 
     def on_part_end(self) -> None:
@@ -173,18 +175,17 @@ class FilePart:
             self.file.close()
 
 
-async def receive_file(request: Request, settings: Settings) -> UploadFile:
+async def receive_file(request: Request, settings: Settings, lang: str = EN) -> UploadFile:
     """The uploaded file, read from the request as it streams in; raises HTTPException with the
-    status and sentence of the first check it fails."""
+    status and sentence (in `lang`) of the first check it fails."""
     ctype, params = parse_options_header(request.headers.get("content-type"))
     if ctype != b"multipart/form-data" or b"boundary" not in params:
-        raise HTTPException(status_code=400, detail="Send the file as multipart/form-data, as the "
-                                                    "page's paperclip does.")
+        raise HTTPException(status_code=400, detail=t(lang, "upload_not_multipart"))
     largest = max(kind.limit(settings) for kind in KINDS) + FRAMING
     declared = _content_length(request)
     if declared is not None and declared > largest:
-        raise HTTPException(status_code=413, detail=too_large_for_any(declared, settings))
-    part = FilePart(settings, declared)
+        raise HTTPException(status_code=413, detail=too_large_for_any(declared, settings, lang))
+    part = FilePart(settings, declared, lang)
     parser = MultipartParser(params[b"boundary"], part.callbacks())
     received, refused = 0, None
     try:
@@ -193,14 +194,13 @@ async def receive_file(request: Request, settings: Settings) -> UploadFile:
             if refused is None:
                 try:
                     if received > largest:
-                        raise Refused(413, too_large_for_any(received, settings))
+                        raise Refused(413, too_large_for_any(received, settings, lang))
                     parser.write(chunk)
                 except Refused as error:
                     refused = error
                     part.close()
                 except FormParserError:
-                    refused = Refused(400, "The upload was cut short or is not a well-formed "
-                                           "form; attach the file again.")
+                    refused = Refused(400, t(lang, "upload_cut_short"))
             elif received > largest:
                 break  # more than the page ever sends: stop reading, the connection closes
         if refused is None:
@@ -211,12 +211,10 @@ async def receive_file(request: Request, settings: Settings) -> UploadFile:
     if refused is not None:
         raise HTTPException(status_code=refused.status, detail=refused.sentence)
     if part.file is None or part.kind is None:
-        raise HTTPException(status_code=400, detail="The upload holds no file; attach one.")
+        raise HTTPException(status_code=400, detail=t(lang, "upload_no_file"))
     if part.size == 0:
         part.close()
-        raise HTTPException(status_code=400, detail=(
-            f"{part.filename} is empty (0 bytes): there is nothing to read. Attach the file "
-            f"again with its content."))
+        raise HTTPException(status_code=400, detail=t(lang, "upload_empty", name=part.filename))
     part.file.seek(0)
     return UploadFile(file=part.file, size=part.size, filename=part.filename,  # type: ignore[arg-type]
                       headers=Headers({"content-type": part.kind.mime}))
@@ -236,12 +234,8 @@ def upload_guard(settings: Settings) -> APIRouter:
         session = WebsocketSession.get_by_id(session_id)
         if session is None:
             raise HTTPException(status_code=404, detail="Session not found")
-        try:
-            file = await receive_file(request, settings)
-        except HTTPException as refused:  # a Chinese page reads the refusal in Chinese (i18n.py)
-            if language_of(session.language) == ZH:
-                refused.detail = sentence_in_chinese(str(refused.detail))
-            raise
+        # The refusals are said in the page's language (a zh-CN browser reads Chinese).
+        file = await receive_file(request, settings, language_of(session.language))
         return await chainlit_upload_file(current_user=current_user, session_id=session_id,
                                           file=file, ask_parent_id=ask_parent_id)
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from glm1m.catalog import Said, said
 from glm1m.documents.formats import FORMATS, format_of
 from glm1m.translation.formats import GLOSSARY, named as table_format, table_formats
 
@@ -36,22 +37,18 @@ class Uploads:
     pdf: list[Upload] = field(default_factory=list)  # every document: PDF, DOCX, EPUB, ... (formats.py)
     other: list[Upload] = field(default_factory=list)
 
-    def left_out(self) -> str | None:
+    def left_out(self) -> Said | None:
         """A message works on one table (with its glossary), or else on its documents, all of
-        them together: the sentence naming the files left out, which would otherwise be ignored
-        without a word; None if none are."""
+        them together: the sentence (by id) naming the files left out, which would otherwise be
+        ignored without a word; None if none are."""
         if not self.csv:
             return None
         used, tables, documents = self.csv[0], self.csv[1:], self.pdf
         unread = tables + documents
         if not unread:
             return None
-        names = ", ".join(f.name for f in unread)
-        one = len(unread) == 1
-        why = ("a table is translated on its own" if documents else "one table per message")
-        return (f"Only {used.name} is read: {why}, so {names} {'was' if one else 'were'} not read. "
-                f"Attach each table in a message of its own, and documents (several may go "
-                f"together) in a message without a table.")
+        return said("left_out_documents" if documents else "left_out_tables", used=used.name,
+                    names=[f.name for f in unread], count=len(unread))
 
 
 def sort_uploads(elements: Sequence[UploadedFile]) -> Uploads:

@@ -50,11 +50,7 @@ async def fit_to_context(messages: list[Message], params: ChatParams, llm: Llm) 
     prompt_tokens = await llm.count_chat_tokens(messages)
     room = max_len - prompt_tokens
     if room < MIN_ANSWER_TOKENS:
-        raise ContextTooLong(
-            f"This conversation is {prompt_tokens:,} tokens long and the model serves "
-            f"{max_len:,}, so no answer fits. Start a new chat (the pencil icon at the top), "
-            f"or send a shorter message."
-        )
+        raise ContextTooLong(key="context_too_long", tokens=prompt_tokens, max=max_len)
     return replace(params, max_tokens=min(params.max_tokens, room))
 
 

@@ -10,6 +10,7 @@ import codecs
 import re
 from pathlib import Path
 
+from glm1m.catalog import said
 from glm1m.errors import UserFacingError
 
 ENCODING_NAMES = {"utf-8-sig": "UTF-8 with BOM", "utf-8": "UTF-8", "utf-16": "UTF-16",
@@ -42,7 +43,7 @@ def encoding_name(encoding: str) -> str:
 
 def detect_encoding(path: Path, name: str, error: type[UserFacingError], advice: str) -> str:
     """The Python codec that reads all of `path`; else `error` with one sentence ending in
-    `advice` (what to do: the CSV and the text reader say it differently)."""
+    `advice`, a glm1m/catalog id (what to do: the CSV and the text reader say it differently)."""
     with path.open("rb") as f:
         head = f.read(SAMPLE_BYTES)
     for bom, encoding in BOMS:
@@ -59,15 +60,13 @@ def detect_encoding(path: Path, name: str, error: type[UserFacingError], advice:
         return "utf-8"
     offset, at_end = bad
     if at_end and not _ascii_up_to(path, offset):  # UTF-8 throughout, but a download cut short
-        raise error(f"{name} is UTF-8 text cut short inside its last character (byte {offset}). "
-                    f"Download or export it again.")
+        raise error(key="encoding_cut_short", name=name, encoding="UTF-8", byte=offset)
     if _utf8_before(path, offset):  # UTF-8 characters first, then a byte that is not one
-        raise error(f"{name} reads as UTF-8 text, but byte {offset} is not UTF-8{_line(path, offset)}"
-                    f": the file is damaged or mixes encodings. {advice}")
+        raise error(key="encoding_bad_byte_line", name=name, encoding="UTF-8", byte=offset,
+                    line=_line(path, offset), advice=said(advice))
     found = guess(sample(path))
     if found is None:
-        raise error(f"{name} is neither UTF-8 nor GBK/GB18030 text, nor in any other encoding "
-                    f"glm1m recognises (byte {offset} is not UTF-8). {advice}")
+        raise error(key="encoding_unknown", name=name, byte=offset, advice=said(advice))
     _check_whole(path, found, name, error, advice)
     return found
 
@@ -251,14 +250,14 @@ def _utf8_before(path: Path, end: int) -> bool:
 UTF8_LEAD = re.compile(rb"[\xc2-\xf4]")
 
 
-def _line(path: Path, offset: int) -> str:
-    """" (line N)" for the byte at `offset`, counting newline bytes before it."""
+def _line(path: Path, offset: int) -> int:
+    """The line of the byte at `offset`, counting newline bytes before it."""
     lines, left = 1, offset
     with path.open("rb") as f:
         while left > 0 and (block := f.read(min(left, 1 << 20))):
             lines += block.count(b"\n")
             left -= len(block)
-    return f" (line {lines})"
+    return lines
 
 
 def _first_bad_byte(path: Path, encoding: str, skip: int = 0) -> tuple[int, bool] | None:
@@ -286,11 +285,11 @@ def _check_whole(path: Path, encoding: str, name: str, error: type[UserFacingErr
         return
     shown = encoding_name(encoding)
     if bad[1]:
-        raise error(f"{name} is {shown} text cut short inside its last character (byte {bad[0]}). "
-                    f"Download or export it again.")
-    where = _line(path, bad[0]) if _ascii_compatible(encoding) else ""
-    raise error(f"{name} reads as {shown} text, but byte {bad[0]} is not {shown}{where}: the file "
-                f"is damaged or mixes encodings. {advice}")
+        raise error(key="encoding_cut_short", name=name, encoding=shown, byte=bad[0])
+    if _ascii_compatible(encoding):
+        raise error(key="encoding_bad_byte_line", name=name, encoding=shown, byte=bad[0],
+                    line=_line(path, bad[0]), advice=said(advice))
+    raise error(key="encoding_bad_byte", name=name, encoding=shown, byte=bad[0], advice=said(advice))
 
 
 # HTML: MuPDF 1.28 reads an HTML file as UTF-8 (or by its BOM) whatever its <meta charset> says:
@@ -306,7 +305,7 @@ WHATWG = {"iso-8859-1": "cp1252", "iso8859-1": "cp1252", "latin1": "cp1252", "l1
           "gb2312": "gb18030", "gbk": "gb18030", "x-gbk": "gb18030", "gb_2312-80": "gb18030",
           "big5": "big5hkscs", "shift_jis": "cp932", "sjis": "cp932", "x-sjis": "cp932",
           "ms_kanji": "cp932", "euc-kr": "cp949", "ks_c_5601-1987": "cp949"}
-HTML_ADVICE = "Save it again as UTF-8 (in your editor: Save As, encoding UTF-8) and upload that."
+HTML_ADVICE = "advice_html_utf8"
 
 
 def html_as_utf8(path: Path, name: str, error: type[UserFacingError]) -> bytes:

@@ -2,7 +2,7 @@
 context length. `Llm` is what the core depends on; `LlmClient` is the real one, for a running vLLM
 OpenAI-compatible server (`glm1m serve`); tests of the algorithms use a scripted stand-in
 (tests/support/scripted_llm.py). Every failure leaves this module as a `UserFacingError` carrying
-the sentence to show."""
+the sentence to show (its id in glm1m/catalog)."""
 
 from __future__ import annotations
 
@@ -239,16 +239,10 @@ class LlmClient:
             if done:
                 return opening.result()
             if time.monotonic() >= deadline:
-                raise ServerTooSlow(
-                    f"The model server has not begun its answer after {limit / 60:.0f} minutes "
-                    f"(GLM1M_FIRST_TOKEN_TIMEOUT_S), so glm1m stopped waiting. Try a shorter "
-                    f"prompt or document, or raise GLM1M_FIRST_TOKEN_TIMEOUT_S.")
+                raise ServerTooSlow(key="server_too_slow", minutes=limit / 60)
             misses = 0 if await self._healthy() else misses + 1
             if misses >= HEALTH_MISSES:
-                raise ServerUnavailable(
-                    f"The model server at {self.settings.base_url} stopped answering its health "
-                    f"check while it was reading the prompt. Check that it is still running (or "
-                    f"restart it with `glm1m serve`), then send your message again.")
+                raise ServerUnavailable(key="server_health_lost", url=self.settings.base_url)
 
     async def _next_chunk(self, pieces: AsyncIterator[Any]) -> Any:
         try:
@@ -269,9 +263,7 @@ class LlmClient:
 
     @staticmethod
     def _dropped() -> ServerUnavailable:
-        return ServerUnavailable(
-            "The model server stopped in the middle of the answer. The part shown so far is "
-            "kept; send your message again once the server is back.")
+        return ServerUnavailable(key="server_dropped")
 
     async def complete(self, messages: list[Message], params: ChatParams,
                        retries: int | None = None) -> str:
@@ -322,25 +314,15 @@ class LlmClient:
         return cast("dict[str, Any]", response.json())
 
     def _unreachable(self) -> ServerUnavailable:
-        return ServerUnavailable(
-            f"The model server at {self.settings.base_url} is not answering. Start it with "
-            f"`make run` or `glm1m serve` (or wait until it has finished starting), then send "
-            f"your message again."
-        )
+        return ServerUnavailable(key="server_not_answering", url=self.settings.base_url)
 
     def _refused_key(self) -> ServerError:
-        return ServerError(
-            f"The model server at {self.settings.base_url} refused glm1m's API key. Start both "
-            f"with `glm1m up`, or set GLM1M_API_KEY to the key the server was started with "
-            f"(`glm1m serve` keeps it in {self.settings.data_dir / SERVER_KEY_FILE})."
-        )
+        return ServerError(key="server_key_refused", url=self.settings.base_url,
+                           key_file=self.settings.data_dir / SERVER_KEY_FILE)
 
     @staticmethod
     def _busy(status: int) -> ServerBusy:
-        return ServerBusy(
-            f"The model server is overloaded or restarting (HTTP {status}). Wait a few seconds "
-            f"and send your message again."
-        )
+        return ServerBusy(key="server_busy", status=status)
 
     def _user_error(self, exc: openai.APIError) -> UserFacingError:
         if isinstance(exc, (openai.APIConnectionError, openai.APITimeoutError)):
@@ -352,9 +334,6 @@ class LlmClient:
                 return self._refused_key()
             text = str(exc)
             if exc.status_code == 400 and "context" in text.lower():
-                return ContextTooLong(
-                    "This conversation no longer fits the model's context window. Start a new "
-                    "chat, or send a shorter message."
-                )
+                return ContextTooLong(key="context_no_longer_fits")
             return ServerError(f"The model server refused the request (HTTP {exc.status_code}): {text[:300]}")
         return ServerError(f"The model server failed: {exc}")

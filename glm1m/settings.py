@@ -125,6 +125,11 @@ class Settings(BaseSettings):
     vllm_python: Path | None = Field(
         None, description="python of the environment that has vLLM (default: the checkout's "
                           ".venv-server, else this python)")
+    # The locale's variables, as POSIX ranks them, after glm1m's own: LANG=zh_CN.UTF-8 is enough.
+    lang: str = Field(
+        "", validation_alias=AliasChoices("GLM1M_LANG", "LC_ALL", "LC_MESSAGES", "LANG"),
+        description="the language the CLI speaks: zh (or a zh_CN locale) reads Simplified Chinese, "
+                    "anything else English (default: the locale, LC_ALL / LC_MESSAGES / LANG)")
 
     @property
     def log_dir(self) -> Path:

@@ -47,7 +47,7 @@ def cmd_extract(args: argparse.Namespace) -> int:
         text = read_document(args.file, ReadOptions.of(settings, args.ocr), args.file.name,
                              throttled())
     except UserFacingError as error:
-        return fail(str(error))
+        return fail(error)
     except OSError as error:
         return fail(f"{args.file} cannot be read ({error.strerror or error}).")
     except KeyboardInterrupt:

@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> None:
         args = build_parser().parse_args(argv)
         code = args.run(args)
     except SettingsError as error:
-        code = fail(str(error))
+        code = fail(error)
     except ValidationError as error:  # Settings(...) built with a value a command was given
         if error.title != "Settings":
             raise

@@ -58,7 +58,7 @@ def cmd_router(args: argparse.Namespace) -> int:
                                         metrics_port=args.metrics_port,
                                         api_key=args.api_key or server_api_key(settings, create=False))
     except UserFacingError as error:
-        return fail(str(error))
+        return fail(error)
     say("starting: " + " ".join(router.router_command(options)))
     proc = None
     try:
@@ -73,7 +73,7 @@ def cmd_router(args: argparse.Namespace) -> int:
             f"or conversation, to spread them and keep each one's questions on its server")
         return proc.wait()
     except StartFailed as error:
-        return fail(str(error), 1)
+        return fail(error, 1)
     except KeyboardInterrupt:
         return 0
     finally:

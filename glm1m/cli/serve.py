@@ -139,7 +139,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         options = serve_options(args, settings)
     except UserFacingError as error:  # the plan, or the server-api-key file
-        return fail(str(error))
+        return fail(error)
     if args.replicas > 1:
         return serve_replicas(args, options, settings, shm_before)
     log = settings.log_dir / f"vllm-{options.port}.log"
@@ -163,7 +163,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         say(exit_reason.exited("the model server", code, str(log), "while serving"))
         return 1
     except StartFailed as error:
-        return fail(str(error), 1)
+        return fail(error, 1)
     except KeyboardInterrupt:
         return 0
     finally:
@@ -221,7 +221,7 @@ def serve_replicas(args: argparse.Namespace, options: ServeOptions, settings: Se
         return fail(f"cannot write logs to {settings.log_dir} ({error.strerror}); give "
                     f"GLM1M_DATA_DIR a folder this user can write.")
     except UserFacingError as error:  # the plan, a port taken, a server that did not start
-        return fail(str(error), 1)
+        return fail(error, 1)
     except KeyboardInterrupt:
         return 0
     finally:

@@ -59,7 +59,7 @@ def cmd_shelf_rm(args: argparse.Namespace) -> int:
     try:
         removed = Shelf.of(settings.data_dir, settings.shelf_max_mb, args.user).remove(args.name)
     except UserFacingError as error:
-        return fail(str(error))
+        return fail(error)
     say(f"removed {removed.name} ({removed.sha256[:12]}, {removed.bytes / 1e6:,.1f} MB) from the shelf.")
     return 0
 

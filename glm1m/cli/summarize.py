@@ -57,7 +57,7 @@ def cmd_summarize(args: argparse.Namespace) -> int:
     try:
         asyncio.run(summarize(args, settings))
     except UserFacingError as error:
-        return fail(str(error))
+        return fail(error)
     except KeyboardInterrupt:
         return fail("stopped.", 130)
     return 0

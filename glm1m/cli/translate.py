@@ -13,7 +13,7 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from glm1m.cli.output import fail, say
+from glm1m.cli.output import fail, language, say
 from glm1m.errors import UserFacingError
 from glm1m.settings import Settings
 
@@ -66,9 +66,9 @@ def cmd_translate(args: argparse.Namespace) -> int:
             f"{args.input.stem}.translated{source.output_suffix}")
         glossary = read_glossary(args.glossary) if args.glossary else ()
     except UserFacingError as error:
-        return fail(str(error))
+        return fail(error)
     job = Job(target_language=args.to, source_language=args.source_language, glossary=glossary,
-              concurrency=concurrency, max_tokens=max_tokens)
+              concurrency=concurrency, max_tokens=max_tokens, lang=language())
     say(f"{source.describe()} into {job.target_language} → {output}")
     try:
         summary = asyncio.run(translate_with_bar(source, job, output, settings))
@@ -76,7 +76,7 @@ def cmd_translate(args: argparse.Namespace) -> int:
         say(stopped_line(output, source))
         return 130
     except UserFacingError as error:
-        return fail(str(error))
+        return fail(error)
     say(summary.line())
     return 0 if summary.complete else 1
 

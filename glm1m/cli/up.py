@@ -108,7 +108,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     try:
         options = serve_options(args, settings)
     except UserFacingError as error:  # the plan, or the server-api-key file
-        return fail(str(error))
+        return fail(error)
     # The UI refuses to start without a user when login is on: ask now, not after the model loads.
     problem = ensure_first_user(settings.model_copy(update={"demo": options.demo}), sys.stdin.isatty())
     if problem:
@@ -136,7 +136,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         say(f"open {url}  (Ctrl-C stops both)")
         return wait_any(children, server_log)
     except StartFailed as error:
-        return fail(str(error), 1)
+        return fail(error, 1)
     except KeyboardInterrupt:
         say("stopping ...")
         return 0
@@ -186,7 +186,7 @@ def up_replicas(args: argparse.Namespace, options: ServeOptions, settings: Setti
         say(f"open {url}  (Ctrl-C stops all)")
         return replicas.supervise(procs, stack, settings, settings.log_dir, say, shm_before)
     except UserFacingError as error:
-        return fail(str(error), 1)
+        return fail(error, 1)
     except KeyboardInterrupt:
         say("stopping ...")
         return 0

@@ -42,7 +42,7 @@ def cmd_users_add(args: argparse.Namespace) -> int:
         accounts = Accounts.from_settings(Settings())
         created = accounts.add_user(args.name, password)
     except UserFacingError as error:
-        return fail(str(error))
+        return fail(error)
     except EOFError:
         return fail("no password given; type it, or pipe it in with --password-stdin.")
     except KeyboardInterrupt:
@@ -56,7 +56,7 @@ def cmd_users_remove(args: argparse.Namespace) -> int:
         accounts = Accounts.from_settings(Settings())
         accounts.remove_user(args.name)
     except UserFacingError as error:
-        return fail(str(error))
+        return fail(error)
     say(f"removed {args.name} from {accounts.path}; their sessions have ended (their chats stay "
         f"in the history database)")
     return 0

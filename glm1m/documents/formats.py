@@ -110,12 +110,9 @@ def read_document(path: Path, options: ReadOptions = ReadOptions(), name: str | 
 def check_size(path: Path, name: str, found: Format, options: ReadOptions) -> None:
     size = path.stat().st_size
     if size == 0:
-        raise DocumentError(f"{name} is empty (0 bytes). Upload the file again; if it is empty "
-                            f"on your computer too, export or download it again.")
+        raise DocumentError(key="doc_empty", name=name)
     if size > options.max_mb * MB:
-        raise DocumentError(f"{name} is {size / MB:.1f} MB, over the {options.max_mb:g} MB limit "
-                            f"for documents. Split it into smaller files and upload them one at "
-                            f"a time.")
+        raise DocumentError(key="doc_too_large", name=name, mb=size / MB, limit=options.max_mb)
 
 
 def check_zip(path: Path, name: str, found: Format, options: ReadOptions) -> None:

@@ -29,8 +29,8 @@ Reader = Callable[..., DocumentText]  # called as reader(*args, on_progress=...)
 def read_isolated(reader: Reader, args: tuple[Any, ...], name: str, on_progress: OnProgress = ignore,
                   stop: Event | None = None) -> DocumentText:
     """reader(*args, on_progress=...) in a spawned process; its progress comes back to
-    on_progress (in this thread), its DocumentError as the same sentence. Raises DocumentError
-    when `stop` is set; the process is gone whenever this returns or raises."""
+    on_progress (in this thread), its DocumentError as the same error (its id and fields). Raises
+    DocumentError when `stop` is set; the process is gone whenever this returns or raises."""
     context = multiprocessing.get_context("spawn")  # no fork of a threaded process (the app)
     results: multiprocessing.Queue = context.Queue()
     child = context.Process(target=run, args=(reader, args, results), daemon=True,
@@ -39,7 +39,7 @@ def read_isolated(reader: Reader, args: tuple[Any, ...], name: str, on_progress:
     try:
         while True:
             if stop is not None and stop.is_set():
-                raise DocumentError(f"Stopped reading {name}; attach it again to start over.")
+                raise DocumentError(key="doc_read_stopped", name=name)
             try:
                 kind, value = results.get(timeout=POLL_S)
             except queue.Empty:
@@ -52,7 +52,7 @@ def read_isolated(reader: Reader, args: tuple[Any, ...], name: str, on_progress:
             if kind == "progress":
                 on_progress(value)
             elif kind == "error":
-                raise DocumentError(value)
+                raise value
             else:
                 return value
     finally:
@@ -79,4 +79,4 @@ def run(reader: Reader, args: tuple[Any, ...], results: multiprocessing.Queue) -
     try:
         results.put(("done", reader(*args, on_progress=report)))
     except DocumentError as error:
-        results.put(("error", str(error)))
+        results.put(("error", error))  # pickled with its id and fields (its __dict__)

@@ -23,6 +23,7 @@ from enum import Enum
 from pathlib import Path
 from threading import Event
 
+from glm1m.catalog import Said
 from glm1m.errors import DocumentError
 from glm1m.progress import OnProgress, Progress, ignore
 from glm1m.settings import Settings
@@ -40,9 +41,7 @@ REPEATED = re.compile(r"(.)\1{2,}")  # "一一一", "~~~": hatching, rules, bord
 PICTURE_SHARE = 0.6
 NUMBER = re.compile(r"[(+-]?\d[\d.,:/%)]*")
 POLL_S = 0.2  # how often the wait for a page looks at `stop` and at the workers' health
-INSTALL = ("Install Tesseract with its language data (Debian/Ubuntu: `sudo apt-get install "
-           "tesseract-ocr tesseract-ocr-eng tesseract-ocr-chi-sim tesseract-ocr-chi-tra`, or `make "
-           "system-tools`), or set GLM1M_OCR_TESSDATA to the folder holding the .traineddata files.")
+INSTALL = Said("ocr_install")  # how to get Tesseract, the end of its sentences
 PR_SET_PDEATHSIG = 1  # Linux prctl: a signal for this process when its parent dies
 
 
@@ -92,13 +91,12 @@ def tessdata_dir(options: OcrOptions) -> Path:
         try:
             folder = Path(pymupdf.get_tessdata())
         except RuntimeError as error:
-            raise DocumentError(f"Reading scanned pages needs Tesseract OCR, which is not "
-                                f"installed. {INSTALL}") from error
+            raise DocumentError(key="ocr_missing", install=INSTALL) from error
     missing = [lang for lang in options.languages.split("+")
                if not (folder / f"{lang}.traineddata").is_file()]
     if missing:
-        raise DocumentError(f"Reading scanned pages needs Tesseract's language data for "
-                            f"{', '.join(missing)}, which is not in {folder}. {INSTALL}")
+        raise DocumentError(key="ocr_languages_missing", languages=missing, folder=folder,
+                            install=INSTALL)
     return folder
 
 
@@ -152,9 +150,8 @@ def read_pages(job: Job, indices: Sequence[int], options: OcrOptions, name: str,
                         f"({why}). Try again, or set GLM1M_OCR_WORKERS lower.") from None
                 continue
             if tesseract:
-                raise DocumentError(f"Tesseract could not start to read {name}: its language data "
-                                    f"({job.languages} in {job.tessdata}) cannot be loaded "
-                                    f"({error}). {INSTALL}")
+                raise DocumentError(key="ocr_cannot_start", name=name, languages=job.languages,
+                                    folder=job.tessdata, error=error, install=INSTALL)
             if error:
                 raise DocumentError(f"Page {index + 1} of {name} could not be read with OCR "
                                     f"({error}). Check that the page opens in a PDF viewer; "

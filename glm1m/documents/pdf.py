@@ -13,6 +13,7 @@ from threading import Event
 
 import pymupdf
 
+from glm1m.catalog import said
 from glm1m.documents.ocr import OcrMode, OcrOptions, ocr_pages
 from glm1m.documents.pages import DocumentText, Page, spans
 from glm1m.documents.vertical import page_text
@@ -91,8 +92,7 @@ def extract(path: Path, limits: PdfLimits = PdfLimits(), name: str | None = None
     if scanned:
         texts = ocr_pages(path, filetype, scanned, ocr, name, on_progress, stop)
         if stop is not None and stop.is_set():
-            raise DocumentError(f"Stopped reading {name} ({len(texts):,} of {len(scanned):,} "
-                                f"scanned pages were read); attach it again to start over.")
+            raise DocumentError(key="doc_read_stopped_ocr", name=name, done=len(texts), total=len(scanned))
         pages = [Page(p.number, texts.get(p.number - 1, p.text)) for p in pages]
     if not any(page.text for page in pages):
         raise no_text(name, total, tuple(lost), bool(scanned), pictured, ocr)
@@ -105,23 +105,10 @@ def no_text(name: str, total: int, lost: tuple[int, ...], ocr_ran: bool, picture
     if lost:
         return damaged(name, lost)
     if ocr_ran:
-        return DocumentError(
-            f"{name} has no text on {where_all(total)}, not even with OCR ({ocr.languages}): its "
-            f"pages hold pictures without words, or their text is too faint or small to read. If "
-            f"it is a scan, scan it again at 300 dpi and upload that.")
+        return DocumentError(key="doc_no_text_ocr", name=name, count=total, languages=ocr.languages)
     if pictured:  # OCR was off
-        return DocumentError(
-            f"{name} has no text that can be extracted on {where_all(total)}: it is probably "
-            f"scanned or made of images. Let glm1m read it with OCR (`--ocr auto`, or "
-            f"GLM1M_OCR=auto for the app).")
-    return DocumentError(f"{name} has no text on {where_all(total)}: "
-                         f"{'it is' if total == 1 else 'they are'} blank, with nothing on "
-                         f"{'it' if total == 1 else 'them'} to read. Check that this is the file "
-                         f"you meant to upload.")
-
-
-def where_all(pages: int) -> str:
-    return "its only page" if pages == 1 else f"any of its {pages:,} pages"
+        return DocumentError(key="doc_scanned", name=name, count=total)
+    return DocumentError(key="doc_blank", name=name, count=total)
 
 
 def shows_something(doc: pymupdf.Document, index: int) -> bool:
@@ -146,43 +133,33 @@ def shows_something(doc: pymupdf.Document, index: int) -> bool:
 def check_file(path: Path, name: str, limits: PdfLimits, filetype: str = "pdf") -> None:
     """What can be told from the bytes, before MuPDF spends time (and memory) on them."""
     size = os.stat(path).st_size
-    what = "PDFs" if filetype == "pdf" else f"{filetype.upper()} files"
     if size > limits.max_mb * MB:
-        raise DocumentError(
-            f"{name} is {size / MB:.1f} MB, over the {limits.max_mb:g} MB limit for {what}. "
-            f"Split it into smaller files (or compress its images) and upload them one at a time.")
+        what = said("files_pdf") if filetype == "pdf" else said("files_of", kind=filetype.upper())
+        raise DocumentError(key="doc_too_large_paged", name=name, mb=size / MB, limit=limits.max_mb,
+                            what=what)
     if size == 0:
-        raise DocumentError(f"{name} is empty (0 bytes). Upload the file again; if it is empty "
-                            f"on your computer too, export or download it again.")
+        raise DocumentError(key="doc_empty", name=name)
     if filetype != "pdf":
         return
     with path.open("rb") as f:
         head = f.read(HEADER_WINDOW)
     if b"%PDF-" not in head:
-        raise DocumentError(
-            f"{name} is not a PDF (its content is not PDF, whatever its name says). Open it in "
-            f"the program that made it and export or print it as PDF, then upload that.")
+        raise DocumentError(key="doc_not_pdf", name=name)
 
 
 def check_document(doc: pymupdf.Document, path: Path, name: str, limits: PdfLimits) -> None:
     if doc.needs_pass:
-        raise DocumentError(
-            f"{name} is password-protected, so its text cannot be read. Remove the password "
-            f"(open it with the password and save or print a copy without one) and upload again.")
+        raise DocumentError(key="doc_password", name=name)
     try:
         count = doc.page_count
     except MUPDF_ERRORS as error:
         raise damaged(name) from error
     if count == 0 and doc.is_pdf and doc.is_repaired and not empty_page_tree(doc):
-        raise DocumentError(f"{name} is damaged: its list of pages is lost, so no page can be "
-                            f"found. Download or export it again and upload the new copy.")
+        raise DocumentError(key="doc_page_list_lost", name=name)
     if count == 0:
-        raise DocumentError(f"{name} has no pages: there is nothing to read. Export or download "
-                            f"it again and upload the new copy.")
+        raise DocumentError(key="doc_no_pages", name=name)
     if count > limits.max_pages:
-        raise DocumentError(
-            f"{name} has {count:,} pages, over the {limits.max_pages:,}-page limit. Split it into "
-            f"parts of at most {limits.max_pages:,} pages and upload them one at a time.")
+        raise DocumentError(key="doc_too_many_pages", name=name, pages=count, limit=limits.max_pages)
 
 
 def count_of(doc: pymupdf.Document) -> int:
@@ -270,10 +247,6 @@ def normalise(text: str) -> str:
 def damaged(name: str, pages: int | tuple[int, ...] | list[int] | None = None) -> DocumentError:
     if isinstance(pages, int):
         pages = (pages,)
-    where = ""
-    if pages:
-        which = "page" if len(pages) == 1 else "pages"
-        where = f" ({which} {spans(tuple(pages))} cannot be read)"
-    return DocumentError(
-        f"{name} is damaged or incomplete{where}, so its text cannot be read. Download or export "
-        f"it again (an interrupted download cuts a PDF short) and upload the new copy.")
+    if not pages:
+        return DocumentError(key="doc_damaged", name=name)
+    return DocumentError(key="doc_damaged_pages", name=name, count=len(pages), pages=spans(tuple(pages)))

@@ -126,21 +126,15 @@ def read_reflowing(path: Path, filetype: str, name: str, on_progress: OnProgress
         doc = (pymupdf.open(stream=html_as_utf8(path, name, DocumentError), filetype=filetype)
                if filetype == "html" else open_document(path, filetype))
     except MUPDF_ERRORS as error:
-        raise DocumentError(
-            f"{name} cannot be opened as {filetype.upper()} (it is damaged, or its content is not "
-            f"what its name says). Open it in the program that made it, save it again, and upload "
-            f"that.") from error
+        raise DocumentError(key="doc_cannot_open", name=name, kind=filetype.upper()) from error
     with doc:
         if doc.needs_pass:
-            raise DocumentError(f"{name} is protected with a password or DRM, so its text cannot "
-                                f"be read. Upload a copy without protection.")
+            raise DocumentError(key="doc_drm", name=name)
         try:
             doc.layout(width=LAYOUT_WIDTH, height=LAYOUT_HEIGHT)
             text = document(name, blocks(doc, name, on_progress))
         except MUPDF_ERRORS as error:
             raise damaged(name) from error
     if not text.pages:
-        raise DocumentError(f"{name} has no text that can be extracted (it may hold only images). "
-                            f"Export it as PDF and upload that: pages without text are then read "
-                            f"with OCR.")
+        raise DocumentError(key="doc_images_only", name=name)
     return text

@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from glm1m.catalog import said
 from glm1m.documents.pages import DocumentText
 from glm1m.documents.store import text_body, text_of
 from glm1m.errors import DocumentError
@@ -267,13 +268,10 @@ class Shelf:
 
     def _full(self, name: str, needed: int, used: int) -> ShelfFull:
         largest = sorted(self.entries(), key=lambda e: -e.bytes)[:3]
-        names = ", ".join(f"{e.name} ({_mb(e.bytes)})" for e in largest) or "nothing yet"
+        names = [f"{e.name} ({_mb(e.bytes)})" for e in largest] or said("shelf_nothing_yet")
         who = f" --user {self.user}" if self.user else ""
-        return ShelfFull(
-            f"The shelf of read documents is full ({_mb(used)} of {_mb(self.max_bytes)} kept; "
-            f"{name} needs {_mb(needed)}), so {name} is read but not kept. Delete documents you "
-            f"no longer need with `glm1m shelf rm NAME{who}` (the largest: {names}), or raise "
-            f"GLM1M_SHELF_MAX_MB.")
+        return ShelfFull(key="shelf_full", used=_mb(used), cap=_mb(self.max_bytes), name=name,
+                         needed=_mb(needed), command=f"glm1m shelf rm NAME{who}", largest=names)
 
 
 def _mb(n: int) -> str:

@@ -16,16 +16,14 @@ from glm1m.errors import DocumentError
 ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")  # "## Installation ##"
 SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")  # the line under "Installation"
 FENCE = re.compile(r"^ {0,3}(```+|~~~+)")
-SAVE_AS_UTF8 = "Save it again as UTF-8 text (in your editor: Save As, encoding UTF-8) and upload that."
+SAVE_AS_UTF8 = "advice_text_utf8"  # a glm1m/catalog id
 
 
 def decode(path: Path, name: str) -> str:
     encoding = detect_encoding(path, name, DocumentError, SAVE_AS_UTF8)
     text = path.read_text(encoding=encoding)
     if "\0" in text:
-        raise DocumentError(f"{name} is not a text file (it holds NUL bytes, as programs and "
-                            f"images do). Upload the document itself: a PDF, DOCX, EPUB, HTML, "
-                            f"Markdown or text file.")
+        raise DocumentError(key="doc_not_text", name=name)
     return text
 
 
@@ -36,8 +34,7 @@ def read_text_file(path: Path, name: str, markdown: bool) -> DocumentText:
     text = decode(path, name)
     doc = document(name, blocks(text.splitlines(), markdown))
     if not doc.pages:
-        raise DocumentError(f"{name} has no text (only blank lines). Upload the file again; if it "
-                            f"is empty on your computer too, save it again from your editor.")
+        raise DocumentError(key="doc_blank_lines", name=name)
     return doc
 
 

@@ -12,6 +12,7 @@ from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator, Callable
 from dataclasses import dataclass
 
+from glm1m.catalog import EN
 from glm1m.counting import OnTokens, complete_counting, no_tokens
 from glm1m.errors import UserFacingError
 from glm1m.llm import ChatParams, Llm
@@ -25,6 +26,9 @@ class Job:
     concurrency: int = 64
     max_tokens: int = 1024
     retries: int = 4  # per row, with the OpenAI client's exponential backoff (429/503/timeouts)
+    # The language translation_error is written in: the reader's (EN or ZH), not the target. Not
+    # part of the job's key (job.job_key): a rerun in another language resumes the same rows.
+    lang: str = EN
 
     def system_prompt(self) -> str:
         """Identical for every row, so vLLM's prefix cache serves it after the first request."""
@@ -64,7 +68,7 @@ async def translate_one(row: Row, job: Job, llm: Llm, on_tokens: OnTokens = no_t
         params = ChatParams(temperature=0.0, max_tokens=job.max_tokens, one_shot=True)
         text = await complete_counting(llm, messages, params, on_tokens, retries=job.retries)
     except UserFacingError as error:
-        return Result(row.index, None, str(error))
+        return Result(row.index, None, error.in_language(job.lang))
     return Result(row.index, text.strip())
 
 

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from glm1m.catalog import EN, render
 from glm1m.counting import OnTokens
 from glm1m.errors import CsvError
 from glm1m.files import replace_when_done
@@ -25,7 +26,7 @@ from glm1m.translation.fanout import Job, Result, Row, translate_rows
 from glm1m.translation.lock import job_lock
 from glm1m.translation.source import TableSource
 
-NOT_REACHED = "not translated: the job stopped before this row; run it again to continue"
+NOT_REACHED = render(EN, "row_not_reached")  # a row's translation_error, in English
 
 
 @dataclass(frozen=True)
@@ -83,10 +84,11 @@ def forget(output: Path) -> None:
 
 def job_key(source: TableSource, job: Job) -> str:
     """What makes two runs the same job: the input's bytes and every setting that changes the
-    output (not the concurrency). A checkpoint resumes only the same job. A CSV's bytes were
+    output (not the concurrency, nor the language its errors are said in: a key of earlier versions,
+    which had no `lang`, stays). A checkpoint resumes only the same job. A CSV's bytes were
     hashed as it was opened; a workbook's, or a file changed since, are read here."""
-    return fingerprint_of(source.content(), {**source.key_settings(), **asdict(job),
-                                             "concurrency": None})
+    settings = {name: value for name, value in asdict(job).items() if name != "lang"}
+    return fingerprint_of(source.content(), {**source.key_settings(), **settings, "concurrency": None})
 
 
 def check_output(output: Path, *inputs: Path) -> None:
@@ -161,7 +163,7 @@ async def run_locked(source: TableSource, job: Job, llm: Llm, output: Path, on_p
             if worth_writing(summary, source, output):
                 # Shielded: a second stop while the file is written must not cut it short.
                 await asyncio.shield(asyncio.to_thread(assemble, source, checkpoint, output,
-                                                       job.target_language))
+                                                       job.target_language, job.lang))
         except OSError as error:  # a full disk, a folder that went away: a sentence, rows kept
             checkpoint.close()
             raise CsvError(f"The output {output.name} could not be written ({error.strerror}). Free "
@@ -193,9 +195,10 @@ def summarise(checkpoint: Checkpoint, output: Path, total: int, stopped: bool,
                    resumed)
 
 
-def assemble(source: TableSource, checkpoint: Checkpoint, output: Path, language: str = "") -> None:
+def assemble(source: TableSource, checkpoint: Checkpoint, output: Path, language: str = "",
+             lang: str = EN) -> None:
     """Write the output in the input's format (the input's cells unchanged, the translations and
     translation_error beside them) into a file beside `output` that replaces it only once whole
     (an interrupted assembly leaves the old)."""
     with replace_when_done(output) as assembling:
-        source.write_output(checkpoint.results, assembling, language, NOT_REACHED)
+        source.write_output(checkpoint.results, assembling, language, render(lang, "row_not_reached"))

@@ -22,10 +22,7 @@ def job_lock(output: Path, name: str) -> Iterator[None]:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # per open file: a second open conflicts too
     except BlockingIOError:
         os.close(fd)
-        raise JobAlreadyRunning(
-            f"{name} is already being translated with these settings (in another tab, window or "
-            f"terminal). Wait for that run to finish, or stop it there, then try again; its "
-            f"finished rows are kept.") from None
+        raise JobAlreadyRunning(key="job_running", name=name) from None
     try:
         yield
     finally:

@@ -31,7 +31,7 @@ class TableFormat:
     suffixes: tuple[str, ...]  # the first is the output's
     mimes: tuple[str, ...]  # the first is the type an upload of it is stored with
     limit_setting: str  # the Settings field holding the upload limit, in MB
-    use: str  # what glm1m does with it, for the upload sentences
+    use: str  # what glm1m does with it, for the upload sentences: a glm1m/catalog id
     open: Opener  # (path, name, sheet, columns, settings): checked, its columns chosen
     sheet_names: Callable[[Path, str], tuple[str, ...]]  # () for a format without sheets
     sniff: Callable[[str, bytes], bool]  # by a name and first bytes no suffix of it explains

@@ -20,6 +20,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import pandas as pd
 
+from glm1m.catalog import said
 from glm1m.encoding import detect_encoding as find_encoding, encoding_name
 from glm1m.errors import CsvError
 from glm1m.translation.source import Reading, TableFormat, TableSource, stamp
@@ -33,7 +34,7 @@ NUMBER = re.compile(r"[+-]?(\d{1,3}(,\d{3})+(\.\d*)?|\d+([.,]\d*)?|[.,]\d+)([eE]
 # 9:30:00): like a number, nothing to translate, so such a column is not offered.
 DATE = re.compile(r"(\d{4}[-/.年]\d{1,2}[-/.月]\d{1,2}日?|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})"
                   r"([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?|\d{1,2}:\d{2}(:\d{2})?")
-SAVE_AS_UTF8 = "Save it again as 'CSV UTF-8' from your spreadsheet."
+SAVE_AS_UTF8 = "advice_csv_utf8"  # what to do about an encoding, a catalog id
 DELIMITERS = ",;\t|"
 DELIMITER_NAMES = {",": "comma", ";": "semicolon", "\t": "tab", "|": "'|'"}
 LAYOUT_CHARS = 1 << 16  # read to find the delimiter and the header
@@ -183,7 +184,7 @@ def find_layout(text: str, name: str) -> Layout:
             continue
         return Layout(delimiter, number, tuple(fields))
     if first is None:
-        raise CsvError(f"{name} has no header row and no data.")
+        raise CsvError(key="table_no_header", name=name)
     return Layout(delimiter, first[0], tuple(first[1]))
 
 
@@ -206,11 +207,9 @@ def _rows(path: Path, encoding: str, layout: Layout, name: str, digest: Any = No
                 if number <= layout.header_row or not fields:
                     continue
                 if len(fields) > width and any(fields[width:]):
-                    raise CsvError(
-                        f"{name} row {number} has {len(fields)} fields but its header (row "
-                        f"{layout.header_row}) has {width}: fix that row (a cell holding a "
-                        f"{DELIMITER_NAMES[layout.delimiter]} needs quotes around it) or save the "
-                        f"file again from your spreadsheet.")
+                    raise CsvError(key="table_row_width", name=name, row=number, fields=len(fields),
+                                   header=layout.header_row, width=width,
+                                   delimiter=said(f"delimiter_{DELIMITER_NAMES[layout.delimiter]}"))
                 yield fields[:width] + [""] * (width - len(fields))
         except csv.Error as error:
             raise CsvError(f"{name} row {number + 1} cannot be read as CSV ({error}); fix that row "
@@ -250,7 +249,7 @@ def open_source(path: Path, column: str | None = None, name: str | None = None,
     key, so neither reads the file again."""
     name = name or path.name
     if not path.exists() or path.stat().st_size == 0:
-        raise CsvError(f"{name} is empty: there is nothing to translate.")
+        raise CsvError(key="table_empty", name=name)
     encoding = detect_encoding(path, name)
     layout = find_layout(_text_sample(path, encoding), name)
     before, digest = stamp(path), hashlib.sha256()
@@ -258,7 +257,7 @@ def open_source(path: Path, column: str | None = None, name: str | None = None,
     first = next(_frames(itertools.islice(rows, CHUNK_ROWS), layout.header), None)
     count = 0 if first is None else len(first) + sum(1 for _ in rows)  # the rest, for their fields
     if first is None:
-        raise CsvError(f"{name} has a header but no rows: there is nothing to translate.")
+        raise CsvError(key="table_header_only", name=name)
     header = layout.header
     wanted = tuple(dict.fromkeys(columns or ([column] if column is not None else [])))
     for each in wanted:
@@ -341,5 +340,5 @@ def _open(path: Path, name: str, sheet: str | None, columns: Sequence[str],
 
 
 FORMAT = TableFormat("CSV", (".csv",), ("text/csv", "application/csv"), "csv_max_mb",
-                     "to translate a column", _open, lambda path, name: (), lambda name, head: False)
+                     "use_translate_column", _open, lambda path, name: (), lambda name, head: False)
 CsvSource.format = FORMAT

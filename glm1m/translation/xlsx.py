@@ -319,6 +319,6 @@ def _open(path: Path, name: str, sheet: str | None, columns: Sequence[str],
 
 FORMAT = TableFormat("XLSX", (".xlsx",),
                      ("application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",),
-                     "xlsx_max_mb", "to translate columns of a sheet", _open,
+                     "xlsx_max_mb", "use_translate_sheet", _open,
                      lambda path, name: sheet_names(path, name), _sniff)
 XlsxSource.format = FORMAT

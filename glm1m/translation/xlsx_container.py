@@ -26,22 +26,18 @@ def check_container(path: Path, name: str, settings: Settings) -> None:
     The sizes checked are the zip directory's: Python's zipfile never inflates a member past the
     size its directory declares (it stops there and fails the CRC), so a lying entry cannot pass."""
     if not path.exists() or path.stat().st_size == 0:
-        raise CsvError(f"{name} is empty: there is nothing to translate.")
+        raise CsvError(key="table_empty", name=name)
     with path.open("rb") as f:
         head = f.read(len(OLE_MAGIC))
     if head == OLE_MAGIC:
         if _holds(path, ENCRYPTED_STREAM):
-            raise CsvError(f"{name} is protected with a password (encrypted), so glm1m cannot read "
-                           f"it. Open it in Excel, remove the password (File > Info > Protect "
-                           f"Workbook), save, and attach it again.")
-        raise CsvError(f"{name} is an old-style Excel 97-2003 workbook (.xls), which glm1m does not "
-                       f"write back. Save it as .xlsx (Excel Workbook) and attach that.")
+            raise CsvError(key="xlsx_encrypted", name=name)
+        raise CsvError(key="xlsx_old", name=name)
     try:
         with zipfile.ZipFile(path) as archive:
             members = archive.infolist()
     except (zipfile.BadZipFile, OSError) as error:
-        raise CsvError(f"{name} is not a readable .xlsx workbook (damaged, cut short, or another "
-                       f"kind of file). Save it again from Excel as .xlsx.") from error
+        raise CsvError(key="xlsx_unreadable", name=name) from error
     unpacked = sum(m.file_size for m in members)
     limit = settings.xlsx_max_unpacked_mb
     if unpacked > limit * MB:

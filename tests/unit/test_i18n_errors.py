@@ -1,7 +1,7 @@
-"""The core's common error sentences as a Chinese browser shows them: each is raised by the real
-core code (the real client over an httpx.MockTransport, the real readers, the real job lock), and
-each must find its Chinese entry with its fields; a sentence without one keeps its English after
-a Chinese lead."""
+"""The core's common error sentences as a Chinese browser (or a zh_CN terminal) shows them: each is
+raised by the real core code (the real client over an httpx.MockTransport, the real readers, the
+real job lock) with its catalog id, and reads in Chinese with its fields; a sentence without an id
+keeps its English after a Chinese lead."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from chainlit_app.errors_zh import CATALOG, in_chinese
+from glm1m.catalog import ZH
 from glm1m.chat import Conversation
 from glm1m.documents.pdf import extract
 from glm1m.errors import DocumentError, JobAlreadyRunning, ServerError, UserFacingError
@@ -49,7 +49,12 @@ async def server_errors(tmp_path: Path) -> list[UserFacingError]:
 
 
 def uses_entry(error: UserFacingError) -> bool:
-    return any(isinstance(error, e.kind) and e.english.search(str(error)) for e in CATALOG)
+    """Raised with a catalog id, so its Chinese is the catalog's, not its English after a lead."""
+    return error.key is not None
+
+
+def in_chinese(error: UserFacingError) -> str:
+    return error.in_language(ZH)
 
 
 async def test_server_down_and_busy_read_in_chinese_with_the_address(tmp_path: Path) -> None:
@@ -109,3 +114,40 @@ def test_workbook_and_text_file_errors_read_in_chinese(tmp_path: Path) -> None:
         assert uses_entry(raised.value), str(raised.value)
         text = in_chinese(raised.value)
         assert text.startswith(name) and CHINESE.search(text), text
+
+
+async def test_a_chinese_readers_table_says_why_a_row_failed_in_chinese(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    import pandas as pd
+
+    from glm1m.errors import ServerBusy
+    from glm1m.translation.fanout import Job
+    from glm1m.translation.job import job_key, run_job
+
+    (tmp_path / "in.csv").write_text("id,text\n1,row 1\n2,row 2\n", encoding="utf-8")
+    busy = ServerBusy(key="server_busy", status=503)
+    llm = ScriptedLlm(fail=lambda text: busy if text == "row 2" else None)
+    job = Job("English", retries=0, lang=ZH)
+    summary = await run_job(open_source(tmp_path / "in.csv"), job, llm, tmp_path / "out.csv")
+    out = pd.read_csv(tmp_path / "out.csv", encoding="utf-8-sig", dtype=str, keep_default_na=False)
+    assert summary.failed == 1 and out["translation_error"][1] == busy.in_language(ZH)
+    assert "HTTP 503" in out["translation_error"][1] and CHINESE.search(out["translation_error"][1])
+    # The same job whatever its reader's language: an English run resumes the rows a Chinese one did.
+    source = open_source(tmp_path / "in.csv")
+    assert job_key(source, job) == job_key(source, replace(job, lang="en"))
+
+
+def test_rows_a_stopped_job_did_not_reach_say_so_in_the_readers_language(tmp_path: Path) -> None:
+    import pandas as pd
+
+    from glm1m.translation.checkpoint import Checkpoint
+    from glm1m.translation.job import NOT_REACHED, assemble
+
+    (tmp_path / "in.csv").write_text("id,text\n1,row 1\n", encoding="utf-8")
+    for lang, name in (("en", "en.csv"), (ZH, "zh.csv")):
+        assemble(open_source(tmp_path / "in.csv"), Checkpoint(tmp_path / f"{name}.ckpt", "job"),
+                 tmp_path / name, "English", lang)
+    said = [pd.read_csv(tmp_path / name, encoding="utf-8-sig", dtype=str, keep_default_na=False)
+            ["translation_error"][0] for name in ("en.csv", "zh.csv")]
+    assert said[0] == NOT_REACHED and said[1].startswith("未翻译") and "再次运行" in said[1]

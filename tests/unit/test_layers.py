@@ -4,6 +4,7 @@ CLI's heavy libraries load only when a subcommand runs."""
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -120,3 +121,27 @@ def test_each_file_suffix_glm1m_reads_is_written_once_in_its_registry() -> None:
     registries = {"glm1m.documents.formats", "glm1m.translation.formats"}
     for door in ("uploads.py", "upload_guard.py"):
         assert imports_of(ROOT / "chainlit_app" / door) >= registries, door
+
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def test_sentences_in_two_languages_live_only_in_the_catalog() -> None:
+    """A sentence a person reads is said from glm1m/catalog by its id and fields; nothing renders
+    English and reads it back to say it in Chinese (the regex tables errors_zh.py and
+    sentences_zh.py were that: rewording a core sentence silently dropped its Chinese), and no
+    module keeps an (English, Chinese) pair of its own, which would drift from the catalog."""
+    modules = sources("glm1m", "chainlit_app", "server")
+    assert [p.name for p in modules if p.stem.endswith("_zh")] == []
+    assert [str(p.relative_to(ROOT)) for p in modules
+            if any(m.split(".")[-1].endswith("_zh") for m in imports_of(p))] == []
+    pairs = []
+    for path in modules:
+        if path.is_relative_to(ROOT / "glm1m" / "catalog"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            texts = [e.value for e in getattr(node, "elts", []) if isinstance(e, ast.Constant)
+                     and isinstance(e.value, str)] if isinstance(node, ast.Tuple) else []
+            if len(texts) == 2 and re.search(r"[A-Za-z]{2}", texts[0]) and CJK.search(texts[1]):
+                pairs.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert pairs == []

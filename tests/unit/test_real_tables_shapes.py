@@ -100,7 +100,7 @@ def test_a_semicolon_glossary_is_read(tmp_path: Path) -> None:
 
 
 def test_the_new_sentences_read_in_chinese(tmp_path: Path) -> None:
-    from chainlit_app.errors_zh import in_chinese
+    from glm1m.catalog import ZH
 
     long_row = tmp_path / "长.csv"
     long_row.write_text("id,text\n1,a,b\n", encoding="utf-8")
@@ -110,6 +110,6 @@ def test_the_new_sentences_read_in_chinese(tmp_path: Path) -> None:
     for path in (long_row, mixed):
         with pytest.raises(CsvError) as raised:
             open_source(path)
-        said.append(in_chinese(raised.value))
+        said.append(raised.value.in_language(ZH))
     assert said[0].startswith("长.csv 第 2 行有 3 个字段，而表头（第 1 行）只有 2 个。")
     assert said[1].startswith("混.csv 按 UTF-8 读取，但第 ") and "混用了多种编码" in said[1]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from chainlit_app.errors_zh import in_chinese
+from glm1m.catalog import ZH
 from glm1m.documents import through_shelf
 from glm1m.documents.formats import ReadOptions
 from glm1m.documents.ocr import OcrMode, OcrOptions
@@ -103,7 +103,7 @@ async def test_past_the_cap_it_is_read_not_kept_and_the_sentence_says_what_to_de
     assert "more.md is read but not kept" in str(full)
     assert "`glm1m shelf rm NAME --user alice`" in str(full) and "big.md (" in str(full)
     assert [e.name for e in shelf.entries()] == ["big.md"]
-    chinese = in_chinese(full)  # the page's sentence for a Chinese browser, fields kept
+    chinese = full.in_language(ZH)  # the page's sentence for a Chinese browser, fields kept
     assert "文档架已满" in chinese and "`glm1m shelf rm NAME --user alice`" in chinese
     assert "big.md (" in chinese
     again, _ = await read_through(shelf, tmp_path / "more.md", "more.md", OPTIONS)

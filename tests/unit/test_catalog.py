@@ -1,0 +1,115 @@
+"""The one catalog of sentences: every id has English and Chinese with the same fields; every id a
+module names (an error's key=, t(), render(), said()) is there and gets exactly its fields; plurals
+pick "1 page" / "2 pages"; the CLI speaks the locale's language."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from glm1m.catalog import CATALOG, EN, ZH, Said, field_names, fields_of, forms_of, language_of, render
+from glm1m.catalog.core import CORE
+from glm1m.catalog.page import PAGE
+from glm1m.errors import DocumentError
+from tests.conftest import ROOT
+
+CHINESE = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")  # CJK words and punctuation
+NAMING_CALLS = {"t": 1, "render": 1, "said": 0, "Said": 0}  # function -> the position of its id
+
+
+def test_every_id_has_both_languages_with_the_same_fields() -> None:
+    for key, (english, chinese) in CATALOG.items():
+        forms = forms_of(key)
+        assert all(forms), f"{key} lacks a language"
+        if isinstance(english, tuple):
+            assert len(english) == 2 and english[0] != english[1], f"{key}: (one, other)"
+        # Every form takes the same fields; `count` (which picks the English form) may go unsaid.
+        assert len({frozenset(fields_of(form) - {"count"}) for form in forms}) == 1, key
+        if re.search(r"[A-Za-z]{2}", forms[0]):  # words, not a separator such as ", "
+            assert CHINESE.search(chinese), f"{key} is not Chinese"
+
+
+def test_an_id_lives_in_one_table() -> None:
+    assert sorted(CORE.keys() & PAGE.keys()) == []
+
+
+def named_ids(path: Path) -> list[tuple[str, str, set[str] | None]]:
+    """(where, id, the fields passed or None where ** passes more) for each id the file names."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.Call):
+            continue
+        name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+        key = next((k.value for k in node.keywords if k.arg == "key"), None)
+        where = f"{path.relative_to(ROOT)}:{node.lineno}"
+        if key is not None:
+            if not isinstance(key, ast.Constant):
+                continue
+        elif name in NAMING_CALLS and len(node.args) > NAMING_CALLS[name]:
+            key = node.args[NAMING_CALLS[name]]
+            if not isinstance(key, ast.Constant) or not isinstance(key.value, str):
+                continue
+        else:
+            continue
+        passed = {k.arg for k in node.keywords if k.arg not in (None, "key")}
+        found.append((where, key.value, None if any(k.arg is None for k in node.keywords) else passed))
+    return found
+
+
+def test_every_id_the_code_names_is_in_the_catalog_with_its_fields() -> None:
+    named = [item for folder in ("glm1m", "chainlit_app", "server")
+             for path in sorted((ROOT / folder).rglob("*.py")) for item in named_ids(path)]
+    assert len(named) > 100  # the scan sees the code (errors, the page's t() calls)
+    unknown = [(where, key) for where, key, _ in named if key not in CATALOG]
+    assert unknown == []
+    wrong = [(where, key, sorted(passed), sorted(field_names(key))) for where, key, passed in named
+             if passed is not None and passed != field_names(key)]
+    assert wrong == []
+
+
+def test_english_says_one_page_and_two_pages_chinese_one_form() -> None:
+    assert [render(EN, "pages", count=n) for n in (1, 2, 1200)] == ["1 page", "2 pages", "1,200 pages"]
+    assert render(ZH, "pages", count=1) == "1 页"
+    one, two = (DocumentError(key="doc_blank", name="a.pdf", count=n) for n in (1, 2))
+    assert "its only page: it is blank, with nothing on it" in str(one)
+    assert "any of its 2 pages: they are blank, with nothing on them" in str(two)
+    assert "共 2 页" in two.in_language(ZH)
+
+
+def test_fields_that_are_sentences_or_lists_follow_the_language() -> None:
+    error = DocumentError(key="ocr_languages_missing", languages=["chi_sim", "eng"], folder="/t",
+                          install=Said("ocr_install"))
+    assert "for chi_sim, eng, which is not in /t. Install Tesseract" in str(error)
+    assert "chi_sim、eng" in error.in_language(ZH) and "请安装 Tesseract" in error.in_language(ZH)
+
+
+def test_a_locale_or_a_browser_tag_picks_the_language() -> None:
+    assert [language_of(tag) for tag in ("zh_CN.UTF-8", "zh-CN", "zh_TW", "ZH")] == [ZH] * 4
+    assert [language_of(tag) for tag in ("C.UTF-8", "en_US.UTF-8", "fr-FR", "", None)] == [EN] * 5
+
+
+@pytest.mark.parametrize(("env", "words"), [
+    ({"LANG": "zh_CN.UTF-8"}, "是空文件（0 字节）"),
+    ({"LANG": "zh_CN.UTF-8", "GLM1M_LANG": "en"}, "is empty (0 bytes)"),
+    ({"LANG": "C.UTF-8", "GLM1M_LANG": "zh"}, "是空文件（0 字节）"),
+    ({"LC_ALL": "zh_CN.UTF-8", "LANG": "en_US.UTF-8"}, "是空文件（0 字节）"),
+    ({"LANG": "en_US.UTF-8"}, "is empty (0 bytes)")])
+def test_the_cli_says_an_error_in_the_locales_language(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        env: dict[str, str], words: str) -> None:
+    from glm1m.cli.main import main
+
+    for name in ("LC_ALL", "LC_MESSAGES", "LANG", "GLM1M_LANG"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(tmp_path)  # no .env of the checkout
+    (tmp_path / "空.pdf").write_bytes(b"")
+    with pytest.raises(SystemExit) as ended:
+        main(["extract", "空.pdf"])
+    assert ended.value.code == 2
+    said = capsys.readouterr().err
+    assert said.startswith("glm1m: 空.pdf ") and words in said
