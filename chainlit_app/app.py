@@ -53,14 +53,16 @@ if get_settings().auth_required:
     @shows_errors
     async def on_chat_resume(thread: ThreadDict) -> None:
         steps = thread.get("steps") or []
-        await start_session(from_thread(get_settings().system_prompt, steps), greet=False)
+        prompt = settings_panel.system_prompt(get_settings(), session.browser_language())
+        await start_session(from_thread(prompt, steps), greet=False)
         session.current().asked = asked_in_thread(steps)
         await reopen_document()
 
 
 @cl.on_chat_start
 async def on_chat_start() -> None:
-    await start_session(Conversation(get_settings().system_prompt))
+    prompt = settings_panel.system_prompt(get_settings(), session.browser_language())
+    await start_session(Conversation(prompt))
 
 
 async def start_session(conversation: Conversation, greet: bool = True) -> None:

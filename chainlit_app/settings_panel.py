@@ -10,10 +10,19 @@ from chainlit_app.session import LANGUAGES
 from glm1m.settings import Settings
 
 
+def system_prompt(settings: Settings, lang: str) -> str:
+    """The chat's system prompt: GLM1M_SYSTEM_PROMPT when the operator set one, else the default in
+    the page's language (a Chinese page showed an English one in its panel)."""
+    if "system_prompt" in settings.model_fields_set:
+        return settings.system_prompt
+    return t(lang, "default_system_prompt")
+
+
 def widgets(lang: str, settings: Settings, target: str) -> list[InputWidget]:
     """The panel's widgets; their ids are the keys on_settings_update reads."""
     return [
-        TextInput(id="system_prompt", label=t(lang, "label_system_prompt"), initial=settings.system_prompt,
+        TextInput(id="system_prompt", label=t(lang, "label_system_prompt"),
+                  initial=system_prompt(settings, lang),
                   multiline=True, description=t(lang, "help_system_prompt")),
         Slider(id="temperature", label=t(lang, "label_temperature"), initial=settings.temperature,
                min=0, max=2, step=0.1, description=t(lang, "help_temperature")),

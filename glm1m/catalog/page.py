@@ -48,6 +48,9 @@ PAGE: dict[str, tuple[str | tuple[str, str], str]] = {
     "choice_timeout": ("No choice was made in time, so the first one is taken: **{label}**.",
                        "未及时选择，因此采用第一个选项：**{label}**。"),
     "label_system_prompt": ("System prompt", "系统提示词"),
+    # The English one is Settings.system_prompt's default (tests/unit/test_settings_panel.py checks).
+    "default_system_prompt": ("You are a helpful assistant. Answer in the user's language.",
+                              "你是一个乐于助人的助手。请用用户所用的语言回答。"),
     "label_temperature": ("Temperature", "温度"),
     "label_max_tokens": ("Max new tokens", "最大新词元数"),
     "label_target": ("Translate spreadsheets into", "表格翻译的目标语言"),

@@ -18,7 +18,7 @@ from glm1m.settings import Settings
 from server.launch import ServeOptions
 
 UI_READY_TIMEOUT_S = 120.0
-UI_ROOT_FILES = ("chainlit.md", "chainlit_zh-CN.md", ".chainlit/config.toml")
+UI_ROOT_FILES = ("chainlit.md", "chainlit_zh-CN.md", ".chainlit/config.toml", "public/lang.js")
 
 
 def ui_package_dir() -> Path:

@@ -56,6 +56,7 @@ def test_the_installed_cli_runs_from_anywhere(installed: Path, tmp_path: Path) -
     assert plan.returncode == 0 and "--max-model-len" in plan.stdout
     # The shipped UI config travelled with the package.
     assert (installed / "chainlit_app" / "ui" / ".chainlit" / "config.toml").is_file()
+    assert (installed / "chainlit_app" / "ui" / "public" / "lang.js").is_file()  # the page's <html lang>
     # ... and so did the route guard vLLM loads from its own folder (server/launch.py).
     assert (installed / "server" / "middleware" / "glm1m_route_guard.py").is_file()
 

@@ -27,6 +27,8 @@ def test_a_chinese_browser_reads_banner_settings_and_a_translation_in_chinese(
     page.click("#chat-settings-open-modal")
     for label in ("系统提示词", "温度", "最大新词元数", "表格翻译的目标语言", "表格的源语言"):
         page.wait_for_selector(f"text={label}")
+    assert "乐于助人" in page.locator("#system_prompt").input_value()  # not the English default
+    assert page.evaluate("document.documentElement.lang") == "zh-CN"  # Chainlit's index.html says "en"
     screenshot(page, "zh-settings")
     page.keyboard.press("Escape")
     page.set_input_files("#upload-button-input", str(tmp_path / "合同.csv"))
