@@ -25,6 +25,7 @@ from chainlit_app.login import check_password, open_accounts_and_history
 from chainlit_app.resume import asked_in_thread, from_thread
 from chainlit_app.session import SessionState
 from chainlit_app.status import in_page_language, say, show_error, shows_errors, stop_line
+from chainlit_app.stoppable import as_task
 from chainlit_app.storage import mount_first
 from chainlit_app.translation_flow import run_translation
 from chainlit_app.upload_guard import upload_guard
@@ -112,13 +113,13 @@ async def on_stop() -> None:
 @cl.action_callback("shelf_add")
 @shows_errors
 async def on_shelf_add(action: cl.Action) -> None:
-    await shelf_panel.add(str(action.payload["sha256"]))
+    await as_task(shelf_panel.add(str(action.payload["sha256"])))
 
 
 @cl.action_callback("chat_take_out")
 @shows_errors
 async def on_take_out(action: cl.Action) -> None:
-    await shelf_panel.take_out(str(action.payload["label"]))
+    await as_task(shelf_panel.take_out(str(action.payload["label"])))
 
 
 @cl.action_callback("shelf_delete")

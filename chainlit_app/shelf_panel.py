@@ -6,15 +6,17 @@ Why a command and buttons: Chainlit 2.12 has no side panel of the app's own. Cha
 only fixed widgets (no list that changes as documents come and go, no button), starters show on
 an empty chat only, and commands are the composer's own menu: a command ("Shelf", a button in
 the composer) shows the list as a message where it is asked for, and actions under that message
-(the one clickable thing Chainlit puts in a message) do what each line offers. An action runs in
-Chainlit's /project/action request, not as a task, so the stop button does not cover it: the
-work one does here is seconds (the set counted with /tokenize; no file is read).
+(the one clickable thing Chainlit puts in a message) do what each line offers. An action's work
+runs as the chat's task (stoppable.py), so the stop button ends it: adding or taking out a
+document counts the new set with the server, which can take a while; a stop leaves the chat's
+documents as they were.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable
 
 import chainlit as cl
 from chainlit.types import CommandDict
@@ -23,8 +25,8 @@ from chainlit_app import session
 from chainlit_app.client import llm
 from chainlit_app.document_flow import PageDoor, forget_documents, take_up, user_shelf
 from chainlit_app.i18n import EN, ZH, count_of, t
-from chainlit_app.status import AUTHOR, say
-from glm1m.documents.asking import settle
+from chainlit_app.status import AUTHOR, say, says_own_stop
+from glm1m.documents.asking import OpenedSet, settle
 from glm1m.documents.sets import DocumentSet
 from glm1m.documents.shelf import Entry, NotOnShelf, count_key
 from glm1m.settings import get_settings
@@ -109,7 +111,8 @@ async def add(sha256: str) -> None:
         await door.already(shelved.text.name, label)
         return
     documents = before.with_document(shelved.text)
-    opened = await settle(documents, [shelved], shelf, llm(), settings, state.params.max_tokens, door)
+    counting = settle(documents, [shelved], shelf, llm(), settings, state.params.max_tokens, door)
+    opened = await settled(door, shelved.text.name, counting)
     await take_up(opened.documents, opened.doc, door)
     assert door.status is not None  # door.read made it
     await door.status.finish(t(state.lang, "doc_ask_now"))
@@ -130,10 +133,23 @@ async def take_out(label: str) -> None:
         return
     door = PageDoor(state.lang, left)
     await door.line(t(state.lang, "doc_taken_out", label=label, name=name))
-    opened = await settle(left, [], user_shelf(), llm(), settings, state.params.max_tokens, door)
+    opened = await settled(door, name,
+                           settle(left, [], user_shelf(), llm(), settings, state.params.max_tokens, door))
     await take_up(opened.documents, opened.doc, door)
     assert door.status is not None  # door.line made it
     await door.status.finish(t(state.lang, "doc_ask_now"))
+
+
+async def settled(door: PageDoor, name: str, work: Awaitable[OpenedSet]) -> OpenedSet:
+    """`work` (the new set, counted), or on a stop the door's line says so, once (not Chainlit's
+    line too), and the chat keeps the documents it had: nothing changed before the count."""
+    try:
+        with says_own_stop():
+            return await work
+    except asyncio.CancelledError:
+        if door.status is not None:
+            await door.status.finish(t(session.lang(), "shelf_change_stopped", name=name))
+        raise
 
 
 async def delete(sha256: str) -> None:

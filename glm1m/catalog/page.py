@@ -48,6 +48,9 @@ PAGE: dict[str, tuple[str | tuple[str, str], str]] = {
     "choice_timeout": ("No choice was made in time, so the first one is taken: **{label}**.",
                        "未及时选择，因此采用第一个选项：**{label}**。"),
     "label_system_prompt": ("System prompt", "系统提示词"),
+    "shelf_change_stopped": ("Stopped while counting the chat's documents with {name}: the chat keeps the "
+                             "documents it had.",
+                             "统计包含 {name} 的对话文档时已停止：对话保留原有的文档。"),
     # The English one is Settings.system_prompt's default (tests/unit/test_settings_panel.py checks).
     "default_system_prompt": ("You are a helpful assistant. Answer in the user's language.",
                               "你是一个乐于助人的助手。请用用户所用的语言回答。"),

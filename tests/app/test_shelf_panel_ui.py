@@ -5,6 +5,7 @@ one from the shelf while the chat that holds it keeps asking it."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from pathlib import Path
 
@@ -85,3 +86,32 @@ async def test_the_shelf_command_lists_and_its_buttons_take_out_add_and_delete(
     prompt = asked(production_app)
     assert prompt.index(f'label="A" name="{contract.name}"') < prompt.index(f'label="B" name="{annex.name}"')
     await second.close()
+
+
+async def test_the_stop_button_ends_a_shelf_document_joining_the_chat_and_the_chat_keeps_its_own(
+        production_app: App, healthy_proxy, tmp_path: Path) -> None:
+    """Adding a shelf document counts the new set with the server, which can take long: the stop
+    button ends it (the action runs as the chat's task), says so once, and the chat keeps the
+    documents it had."""
+    unique = uuid.uuid4().hex[:12]
+    kept, extra = (make_pdf(tmp_path / f"{name}-{unique}.pdf", [f"{name} {unique} " + words_page(n, 120)
+                                                               for n in (1, 2)])
+                   for name in ("kept", "extra"))
+    first = await open_chat(production_app)
+    await first.ask("What is this?", file_refs=[await first.upload(extra, mime="application/pdf")],
+                    timeout=300)
+    await first.close()
+    chat = await open_chat(production_app)
+    await chat.ask("What is this?", file_refs=[await chat.upload(kept, mime="application/pdf")], timeout=300)
+    _, buttons = await shelf(chat, extra.name)
+    production_app.proxy.hold_next_tokenize(90)  # counting kept + extra takes 90 s
+    clicking = asyncio.create_task(chat.click(buttons[f"Add {extra.name}"]))
+    assert await asyncio.to_thread(production_app.proxy.holding.wait, 60), "the set was never counted"
+    start = chat.mark()
+    await chat.stop()
+    await asyncio.wait_for(clicking, 30)  # the button's request ends with the stop, not after 90 s
+    await chat.wait_for(lambda e: "Stopped while counting the chat's documents with " in str(e.data),
+                        30, start)
+    await chat.ask("And now?", timeout=300)
+    assert asked(production_app).startswith(f'<document name="{kept.name}">')  # extra did not join
+    await chat.close()

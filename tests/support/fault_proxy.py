@@ -35,6 +35,7 @@ class FaultProxy:
         self._cut_after: int | None = None
         self._hold_s: float | None = None
         self._hold_all_s: float | None = None
+        self._hold_tokenize_s: float | None = None
         self.holding = threading.Event()  # set while a held stream waits (cleared by reset)
         # set when a client closed its connection before its answer was all written (cleared by reset)
         self.client_left = threading.Event()
@@ -107,6 +108,11 @@ class FaultProxy:
         with self._lock:
             self._hold_s = seconds
 
+    def hold_next_tokenize(self, seconds: float) -> None:
+        """The next /tokenize answers `seconds` late: a long count (a big set of documents)."""
+        with self._lock:
+            self._hold_tokenize_s = seconds
+
     def hold_every_completion(self, seconds: float) -> None:
         """Every completion's answer comes `seconds` late, until reset: a job whose requests are
         all in flight and none has finished."""
@@ -125,7 +131,7 @@ class FaultProxy:
     def reset(self) -> None:
         with self._lock:
             self._fail_next, self._cut_after, self._fail_matching = [], None, {}
-            self._hold_s = self._hold_all_s = None
+            self._hold_s = self._hold_all_s = self._hold_tokenize_s = None
             self.holding.clear()
             self.client_left.clear()
             self.journal, self._watchers = [], []
@@ -176,6 +182,8 @@ class FaultProxy:
             if status is None and path.endswith("completions"):
                 cut, self._cut_after = self._cut_after, None
                 hold, self._hold_s = self._hold_s or self._hold_all_s, None
+            elif status is None and path.endswith("/tokenize") and self._hold_tokenize_s:
+                hold, self._hold_tokenize_s = self._hold_tokenize_s, None
             return status, cut, hold
 
     async def _forward(self, request: web.Request) -> web.StreamResponse:

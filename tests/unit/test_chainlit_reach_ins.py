@@ -8,7 +8,8 @@ user meets the difference. Why no public hook does each is said beside the code.
 3. upload_guard.py mounts POST /project/file in front of Chainlit's own;
 4. storage.mount_first puts routes ahead of Chainlit's catch-all page;
 5. status.stop_line corrects the line Chainlit's stop handler sends itself;
-6. history_schema.py mirrors the tables Chainlit's SQLAlchemyDataLayer writes.
+6. history_schema.py mirrors the tables Chainlit's SQLAlchemyDataLayer writes;
+7. stoppable.as_task runs an action's work as the session's current task.
 """
 
 from __future__ import annotations
@@ -327,3 +328,14 @@ async def test_chainlits_data_layer_writes_and_reads_exactly_the_columns_glm1m_c
         mirrored = set(table.columns.keys())
         assert written[table.name] <= mirrored, table.name  # else Chainlit loses the row
         assert mirrored <= written[table.name] | named, table.name  # else a column is stale
+
+
+def test_an_action_is_awaited_in_its_request_and_chainlits_stop_cancels_the_current_task() -> None:
+    """stoppable.as_task: Chainlit awaits an action's callback in /project/action (no task the
+    stop button reaches), its stop handler cancels `session.current_task`, and the emitter has the
+    task_start / task_end events that show and hide the page's stop button."""
+    from chainlit.emitter import ChainlitEmitter
+
+    assert "await callback(action)" in inspect.getsource(chainlit.server.call_action)
+    assert "session.current_task.cancel()" in inspect.getsource(chainlit.socket.stop)
+    assert callable(ChainlitEmitter.task_start) and callable(ChainlitEmitter.task_end)
