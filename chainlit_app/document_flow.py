@@ -14,7 +14,7 @@ import chainlit as cl
 from chainlit_app import metrics, session
 from chainlit_app.client import llm, prefill_clock
 from chainlit_app.document_words import budget_line, held_words, set_words, strategy_words
-from chainlit_app.i18n import EN, ZH, count_of, progress_line, seconds, t
+from chainlit_app.i18n import EN, ZH, count_of, seconds, t
 from chainlit_app.pacing import coalesce
 from chainlit_app.passages import cited_passages
 from chainlit_app.status import (
@@ -55,8 +55,8 @@ async def read_documents(files: Sequence[Upload], question: str) -> None:
     state = session.current()
     lang = state.lang
     door = PageDoor(lang, state.documents)
-    to: Sending | None = None
-    if state.documents is None and len(files) == 1:  # one document: the shelf notes its whole read
+    to: Sending | None = None  # the server the first question goes to; the shelf notes its read
+    if state.documents is None and len(files) == 1:
         opened = await open_file(files[0].path, files[0].name, user_shelf(), ReadOptions.of(settings),
                                  llm(), settings, state.params.max_tokens, door)
         documents, doc, to = DocumentSet((opened.shelved.text,)), opened.doc, opened.to
@@ -64,10 +64,11 @@ async def read_documents(files: Sequence[Upload], question: str) -> None:
         together = await open_files([(f.path, f.name) for f in files], user_shelf(),
                                     ReadOptions.of(settings), llm(), settings, state.params.max_tokens,
                                     door, state.documents)
-        documents, doc = together.documents, together.doc
+        documents, doc, to = together.documents, together.doc, together.to
     await take_up(documents, doc, door)
     asked = question.strip() or (SUMMARY_REQUEST if len(documents.documents) == 1 else SET_SUMMARY_REQUEST)
-    await ask_document(asked, door, to, fresh=to is None)
+    # A set's first read teaches no clock (asking.ask), noted on the shelf or not.
+    await ask_document(asked, door, to, fresh=to is None or len(documents.documents) > 1)
 
 
 async def take_up(documents: DocumentSet, doc: OpenDocument, door: PageDoor) -> None:
@@ -287,7 +288,7 @@ def waiting_line(doc: OpenDocument, elapsed_s: float, progress: Progress | None 
     name = name or doc.name
     if doc.strategy is Strategy.MAP_REDUCE:
         # The parts' own count, not only the clock: the heartbeat must not hide it.
-        done = f": {progress_line(lang, progress, time.monotonic())}" if progress is not None else ""
+        done = t(lang, "waiting_parts_done", line=progress.line(lang)) if progress is not None else ""
         return t(lang, "waiting_parts", name=name, done=done, elapsed=elapsed_s)
     tail = wait_tail(lang, doc.budget.tokens, elapsed_s)
     if again:

@@ -15,7 +15,7 @@ from chainlit.chat_context import chat_context
 from chainlit.types import AskActionResponse
 
 from chainlit_app import metrics, session
-from chainlit_app.i18n import ZH, progress_line, t
+from chainlit_app.i18n import ZH, t
 from chainlit_app.pacing import Paced
 from chainlit_app.render import StreamedWithoutImages
 from glm1m.catalog import Said
@@ -79,7 +79,7 @@ class StatusLine:
         self._paced.report(progress, last=progress.finished)
 
     def _show(self, progress: Progress) -> None:
-        self.message.content = self._with_head(progress_line(self.lang, progress, time.monotonic()))
+        self.message.content = self._with_head(progress.line(self.lang))
         # Called from a timer (pacing.Paced), so it cannot await: the update runs as a task, kept
         # referenced until done (the event loop holds tasks weakly: an unreferenced one can be
         # collected mid-run).

@@ -47,7 +47,7 @@ async def run_translation(path: Path, name: str, glossary_file: tuple[Path, str]
     if earlier is not None and earlier.finished:
         if await take_earlier_result(name, earlier):
             await send_file(output, t(state.lang, "tr_result_before", name=name, total=earlier.total,
-                                      unit=unit_words(state.lang, earlier.unit)))
+                                      unit=unit_words(state.lang, earlier.unit, earlier.total)))
             return
         await asyncio.to_thread(forget, output)
         earlier = None
@@ -62,8 +62,8 @@ async def run_translation(path: Path, name: str, glossary_file: tuple[Path, str]
         when = seconds(state.lang, status.elapsed_s)
         if translated_so_far(status) == 0:
             unit = status.progress.unit if status.progress else "rows"
-            one = unit_words(state.lang, unit) if state.lang == ZH else unit.removesuffix("s")
-            await status.finish(t(state.lang, "tr_stopped_none", seconds=when, unit=one))
+            await status.finish(t(state.lang, "tr_stopped_none", seconds=when,
+                                  unit=unit_words(state.lang, unit, 1)))
             raise
         await status.finish(t(state.lang, "tr_stopped_at", line=done_line(state.lang, status),
                               seconds=when, rate=rate(state.lang, status)))
@@ -83,7 +83,7 @@ async def take_earlier_result(name: str, earlier: Earlier) -> bool:
     lang = session.lang()
     answer = await ask_choice(cl.AskActionMessage(
         content=t(lang, "tr_done_before", name=name, total=earlier.total,
-                  unit=unit_words(lang, earlier.unit)),
+                  unit=unit_words(lang, earlier.unit, earlier.total)),
         author=AUTHOR, timeout=CHOICE_TIMEOUT_S, actions=[
             cl.Action(name="earlier", payload={"again": False}, label=t(lang, "tr_take_result")),
             cl.Action(name="earlier", payload={"again": True}, label=t(lang, "tr_again"))]))
@@ -133,7 +133,8 @@ def job_head(lang: str, name: str, source: TableSource, job: Job,
              target=target_words(lang, job.target_language), glossary=glossary)
     if earlier is not None:
         head += "\n\n" + t(lang, "tr_continuing", done=earlier.done, total=earlier.total,
-                            left=earlier.total - earlier.done, unit=unit_words(lang, earlier.unit))
+                            left=earlier.total - earlier.done,
+                            unit=unit_words(lang, earlier.unit, earlier.total))
     return f"{head}\n\n*{t(lang, 'tr_tab', grace=f'{leaving.GRACE_S:.0f}')}*"
 
 
@@ -162,7 +163,7 @@ def done_line(lang: str, status: StatusLine) -> str:
 
 def count_line(lang: str, translated: int, total: int, unit: str, resumed: int) -> str:
     """"50 of 50 rows translated", with what an earlier run had done apart from this run's work."""
-    text = t(lang, "summary", translated=translated, total=total, unit=unit_words(lang, unit))
+    text = t(lang, "summary", translated=translated, total=total, unit=unit_words(lang, unit, total))
     if resumed:
         text += t(lang, "summary_resumed", resumed=resumed, new=translated - resumed)
     return text

@@ -5,7 +5,8 @@ pages counted, a row or a document part finished — in whatever order the units
 work the model server does, while units run: how many are in flight and how many tokens have come
 back (`Tally`). vLLM batches the rows of a table and finishes them together, so a count of
 finished rows alone stood at "0 of 50" for a whole 16 s run; the tokens move all along. The doors
-decide how often to draw it.
+decide how often to draw it, and say it in their language: a stage and a unit are ids, said from the
+catalog (glm1m/catalog/progress.py), so no door reads the core's English back.
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
+
+from glm1m.catalog import EN, Said, render
 
 MIN_RATE_S = 0.05  # a rate over less time than this is noise
 # Tokens per second over the first seconds are mostly the wait for the first token (the server
@@ -26,18 +30,29 @@ ETA_AFTER_SHARE = 0.02
 TOKEN_REPORT_S = 0.25  # a Tally reports tokens at most this often (every finish at once)
 
 
+class Stage(StrEnum):
+    """What is being done: an id, said as the catalog's `stage_<id>` in the reader's language."""
+    READING = "reading"  # a file's pages, or a document's parts by the model (map-reduce)
+    OCR = "ocr"  # scanned pages, by Tesseract
+    COUNTING = "counting"  # the tokens of a document's pages, by the server
+    TRANSLATING = "translating"  # a table's rows or cells
+    COMBINING_ROUND = "combining_round"  # a round of combining notes in groups: Progress.round
+    COMBINING = "combining"  # the notes combined into the answer: a marker of the last step
+
+
 @dataclass(frozen=True)
 class Progress:
-    stage: str  # what is being done, in words: "reading", "translating", ...
+    stage: Stage
     done: int  # units finished so far, failed ones included
     total: int
-    unit: str = ""  # what is counted, plural: "pages", "rows", "parts"
+    unit: str  # what is counted, an id of the catalog's units: "pages", "rows", "parts", ...
     failed: int = 0  # of `done`, the units that failed
     resumed: int = 0  # of `done`, the units a resumed job found already finished
     started: float = field(default_factory=time.monotonic)  # when this run of the stage began
     in_flight: int = 0  # units sent to the model server and not finished yet
     tokens: int = 0  # tokens the server has sent back to this run so far (finished units and running)
     tokens_left: int | None = None  # the core's estimate of the tokens still to come; None: unknown
+    round: int = 0  # Stage.COMBINING_ROUND: which round (from 1)
 
     @property
     def finished(self) -> bool:
@@ -80,29 +95,34 @@ class Progress:
         rate = self.per_s
         return (self.total - self.done) / rate if rate > 0 else None
 
-    def counts(self) -> str:
-        """`12 of 300 rows`."""
-        return f"{self.done:,} of {self.total:,}" + (f" {self.unit}" if self.unit else "")
-
-    def details(self) -> str:
+    def details(self, lang: str = EN) -> str:
         """What follows the counts: ` (1 failed), 64 in flight — 2,310 tokens, 410 tokens/s,
         3.1 rows/s, about 93 s left`; each part once it is known ("" for none)."""
-        text = f" ({self.failed:,} failed)" if self.failed else ""
+        text = render(lang, "p_failed", count=self.failed) if self.failed else ""
         if self.in_flight:
-            text += f", {self.in_flight:,} in flight"
+            text += render(lang, "p_in_flight", count=self.in_flight)
+        known = self.known(lang)
+        return text + (render(lang, "p_then") + render(lang, "p_sep").join(known) if known else "")
+
+    def known(self, lang: str = EN) -> list[str]:
+        """What moves while units run and what is known of the rest, each once it is known:
+        tokens back, tokens/s, units/s, the time left."""
         said: list[str] = []
         tokens_per_s = self.tokens_per_s
         if self.tokens:
-            tokens = f"{self.tokens:,} token{'' if self.tokens == 1 else 's'}"
-            said.append(tokens + ("" if tokens_per_s is not None else " so far"))
+            said.append(render(lang, "p_tokens" if tokens_per_s is not None else "p_tokens_so_far",
+                               count=self.tokens))
         if tokens_per_s is not None:
-            said.append(f"{tokens_per_s:,.0f} tokens/s")
-        if self.says_unit_rate():
-            unit = f" {self.unit}" if self.unit else ""
-            said.append(f"{self.per_s:.1f}{unit}/s")
+            said.append(render(lang, "p_tokens_rate", rate=tokens_per_s))
+        if self.says_unit_rate():  # a rate's unit is plural in English: "1.0 rows/s"
+            said.append(render(lang, "p_unit_rate", rate=self.per_s, unit=unit_said(self.unit, 0)))
         if (eta := self.eta_said()) is not None:
-            said.append(f"about {eta:.0f} s left")
-        return text + (" — " + ", ".join(said) if said else "")
+            said.append(render(lang, "p_eta", seconds=eta))
+        return said
+
+    def stage_words(self, lang: str = EN) -> str:
+        """`combining notes, round 2`, `汇总笔记（第 2 轮）`."""
+        return render(lang, f"stage_{self.stage}", round=self.round)
 
     def eta_said(self) -> float | None:
         """The time left as a line says it: not when finished, and not under half a second (a
@@ -118,10 +138,17 @@ class Progress:
             return False
         return not self.tokens or self.finished or self.done - self.resumed >= ETA_AFTER_UNITS
 
-    def line(self) -> str:
+    def line(self, lang: str = EN) -> str:
         """`translating: 12 of 300 rows (1 failed), 64 in flight — 2,310 tokens, 410 tokens/s,
-        about 93 s left`: the counts, then each of the rest once it is known."""
-        return f"{self.stage}: {self.counts()}{self.details()}"
+        about 93 s left` (`翻译：12 / 300 行（1 个失败），进行中 64——已生成 2,310 个词元，…`): the
+        counts, then each of the rest once it is known."""
+        return render(lang, "p_line", stage=self.stage_words(lang), done=self.done, total=self.total,
+                      unit=unit_said(self.unit, self.total), details=self.details(lang))
+
+
+def unit_said(unit: str, count: int) -> Said:
+    """A unit ("rows", "pages", ...) as the catalog says it (`unit_<unit>`): English "row" for 1."""
+    return Said(f"unit_{unit}", {"count": count})
 
 
 OnProgress = Callable[[Progress], None]

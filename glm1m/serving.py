@@ -127,9 +127,10 @@ class PrefillClock:
             return f"from {count} prompt{'s' if count > 1 else ''} read on this server"
         return f"for {self.where}"
 
-    def describe_wait(self, tokens: int, read_before: str | None = None) -> str:
+    def describe_wait(self, tokens: int, read_before: str | None = None, a_set: bool = False) -> str:
         """`read_before`: when this server last read the same document ("2026-12-01 23:40"), if
-        it did; then it may still hold it, and the full read is only what it costs if not."""
+        it did; then it may still hold it, and the full read is only what it costs if not.
+        `a_set`: documents asked together (the same set, in the same order), not one."""
         seconds = self.estimate_s(tokens)
         if seconds is None:
             when = "no estimate yet for this server"
@@ -137,7 +138,8 @@ class PrefillClock:
             when = (f"about {seconds / 60:.0f} minutes" if seconds >= 90 else
                     f"about {max(1, round(seconds))} s") + f" (an estimate {self.basis})"
         if read_before is not None:
-            return (f"This server read this document before ({read_before}): if it still holds it, "
+            what = "set of documents" if a_set else "document"
+            return (f"This server read this {what} before ({read_before}): if it still holds it, "
                     f"the answer starts in seconds; reading all {tokens:,} tokens again would take "
                     f"{when}.")
         return (f"Until the first answer starts: {when}; the model reads all {tokens:,} tokens "

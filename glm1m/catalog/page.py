@@ -205,6 +205,7 @@ PAGE: dict[str, tuple[str | tuple[str, str], str]] = {
                       "模型正在读取 {name} 的全部 {tokens:,} 个词元 … {elapsed:.0f} 秒，{tail}"),
     "waiting_parts": ("Reading {name} part by part{done} … {elapsed:.0f} s",
                       "正在分段读取 {name}{done} … {elapsed:.0f} 秒"),
+    "waiting_parts_done": (": {line}", "（{line}）"),  # the parts' progress line, in waiting_parts
     # A document this server read before (a follow-up, or the shelf's note): its prefix cache or KV
     # tier may still hold it (a 1M-token revisit answered in 8-25 s on one H200, issue 27), or not.
     "waiting_again": ("Asking {name} again … {elapsed:.0f} s: this server read it before{before}, so if "
@@ -221,7 +222,8 @@ PAGE: dict[str, tuple[str | tuple[str, str], str]] = {
     "past": ("longer than the {seconds} expected ({estimate})", "已超过预计的 {seconds}（{estimate}）"),
     "about": ("about {seconds} ({estimate})", "约 {seconds}（{estimate}）"),
     "estimate_gpu": ("an estimate for {where}", "按 {where} 估计"),
-    "estimate_seen": ("an estimate from {count} prompts read on this server",
+    "estimate_seen": (("an estimate from {count} prompt read on this server",
+                       "an estimate from {count} prompts read on this server"),
                       "根据此服务器已读的 {count} 个提示估计"),
     "doc_read_whole": ("Read **{name}**: {pages}, {tokens:,} tokens, whole, in {seconds}.",
                        "已读取 **{name}**：{pages}，{tokens:,} 个词元，整篇，用时 {seconds}。"),

@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from glm1m.cli.output import fail, say
+from glm1m.cli.output import fail, language, say
 from glm1m.documents.pages import Kind, Page, lost_note
 from glm1m.errors import UserFacingError
 from glm1m.progress import OnProgress, Progress
@@ -72,14 +72,15 @@ def shown(page: Page, locations: bool) -> str:
 
 
 def throttled() -> OnProgress:
-    """An OnProgress saying `Progress.line()` now and then: a second apart, and at each end."""
-    last_at, last_stage = 0.0, ""
+    """An OnProgress saying `Progress.line()` (in the CLI's language) now and then: a second
+    apart, and at each end."""
+    last_at, last_stage, lang = 0.0, "", language()
 
     def report(progress: Progress) -> None:
         nonlocal last_at, last_stage
         now = time.monotonic()
         if progress.finished or progress.stage != last_stage or now - last_at >= EVERY_S:
             last_at, last_stage = now, progress.stage
-            say(progress.line())
+            say(progress.line(lang))
 
     return report

@@ -109,8 +109,8 @@ async def summarize(args: argparse.Namespace, settings: Settings) -> None:
             say(f"{doc.name}: {set_line(doc.budget, together.documents.documents)} "
                 f"Strategy: {doc.strategy.value}.")
             # No clock: a set's earlier documents may be in the server's cache, which says
-            # nothing of its prefill speed.
-            pieces = ask(doc, question, llm, params, door, fresh=True)
+            # nothing of its prefill speed. Its whole read is noted on the shelf (together.to).
+            pieces = ask(doc, question, llm, params, door, to=together.to, fresh=True)
         said = []
         try:
             async for piece in pieces:

@@ -16,10 +16,11 @@ from rich.console import Console
 from rich.status import Status
 
 from glm1m.cli.bar import progress_bar
-from glm1m.cli.output import say
+from glm1m.cli.output import language, say
 from glm1m.cli.shelf import added_words
 from glm1m.documents.asking import Asked, Door
 from glm1m.documents.budget import Budget, Strategy
+from glm1m.documents.sets import is_set
 from glm1m.documents.shelf import ShelfFull, Shelved
 from glm1m.progress import OnProgress, Progress, ignore
 from glm1m.serving import PrefillClock
@@ -90,6 +91,7 @@ class TerminalDoor(Door):
         self._bar = ExitStack()
         self._show: OnProgress = ignore  # the bar while reading; counting tokens is not shown
         self._said: tuple[tuple[str, int, int] | None, float] = (None, 0.0)  # the last parts line
+        self.lang = language()  # the parts' lines are said in it
 
     def progress(self, progress: Progress) -> None:
         self._show(progress)
@@ -114,7 +116,7 @@ class TerminalDoor(Door):
         doc = asked.doc
         if doc.strategy is Strategy.WHOLE:
             before = added_words(asked.before) if asked.before is not None else None
-            say(self.clock.describe_wait(doc.budget.tokens, before))
+            say(self.clock.describe_wait(doc.budget.tokens, before, is_set(doc.text)))
             self.line.start(self._line(asked, 0.0))
 
     def _parts_line(self, progress: Progress) -> None:
@@ -123,7 +125,7 @@ class TerminalDoor(Door):
         key, now = (progress.stage, progress.done, progress.total), time.monotonic()
         if key != self._said[0] or now - self._said[1] >= self.tick_s:
             self._said = (key, now)
-            say(progress.line())
+            say(progress.line(self.lang))
 
     async def waiting(self, asked: Asked, elapsed_s: float) -> None:
         if asked.doc.strategy is Strategy.WHOLE:

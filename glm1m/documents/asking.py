@@ -13,7 +13,7 @@ Several documents asked together (sets.py): `open_files`, each read through the 
 then their set's text counted and its strategy chosen as one document's is.
 
     opened = await open_files([(path_a, name_a), (path_b, name_b)], shelf, options, llm, ...)
-    async for piece in ask(opened.doc, question, llm, params, door, fresh=True): ...
+    async for piece in ask(opened.doc, question, llm, params, door, to=opened.to, fresh=True): ...
     opened.documents.cited(answer)   # [Cited("B", "contract.pdf", page 12), ...]
 """
 
@@ -52,10 +52,12 @@ class Opened:
 class OpenedSet:
     """Documents opened together by open_files: the set (letters, names, citations), its text as
     the model reads it (`doc`), and how each document read now came (`shelved`, in the set's
-    order; not those the set had before, nor a file it held already)."""
+    order; not those the set had before, nor a file it held already), and the server its first
+    question goes to (`to`, kept under the first of `shelved`; None when none was read now)."""
     documents: DocumentSet
     doc: OpenDocument
     shelved: tuple[Shelved, ...]
+    to: Sending | None = None
 
 
 @dataclass(frozen=True)
@@ -134,9 +136,9 @@ async def open_files(files: Sequence[tuple[Path, str]], shelf: Shelf, options: R
     each), then the set's text counted and its strategy chosen and checked as one document's.
     `before`: the documents a chat has open already; the files come after them (C after A and B,
     which stay the prompt's unchanged prefix), a file whose text one of them holds is not added
-    (`door.already`). A set's text is counted anew each time (its markers carry the letters the
-    shelf's kept counts lack; /tokenize takes seconds for a million tokens). Raises as open_file
-    does."""
+    (`door.already`). The set's count, its reads and its prompt's ids are kept on the shelf as
+    one document's are (settle says where), so the same set opened again is not counted again
+    (/tokenize takes seconds for a million tokens). Raises as open_file does."""
     documents = before or DocumentSet(())
     found: list[Shelved] = []
     for path, name in files:
@@ -156,14 +158,24 @@ async def settle(documents: DocumentSet, found: Sequence[Shelved], shelf: Shelf,
     """Count `documents` as one and let `door` choose how to read them (open_files' end; also a
     chat's set changed without reading a file: one added from the shelf, one taken out).
     `found`: those of them read now, in order. Raises as open_file does."""
-    if len(documents.documents) == 1 and found:  # a set of one is that document, its count kept
-        budget = await measure_through(shelf, found[0], llm, settings.model,
-                                       settings.whole_document_threshold, door.progress)
-    else:
-        budget = await measure(documents.text(), llm, settings.whole_document_threshold, door.progress)
-    strategy = await door.choose(documents.name, budget, answer_tokens, None)
-    doc = with_strategy(documents.text(), budget, strategy, answer_tokens, settings)
-    return OpenedSet(documents, doc, tuple(found))
+    text = documents.text()
+    if not found:  # nothing here read through the shelf now: no entry to keep the set under
+        budget = await measure(text, llm, settings.whole_document_threshold, door.progress)
+        strategy = await door.choose(documents.name, budget, answer_tokens, None)
+        return OpenedSet(documents, with_strategy(text, budget, strategy, answer_tokens, settings),
+                         tuple(found))
+    # The set is kept under the first document read now (the first of the set when all are): its
+    # count, its reads and its prompt's ids. Any of its documents would do, since the set's name
+    # (set_name) and its ids' name digest its whole text; the first is the one a set attached
+    # again in the same order finds, and its removal from the shelf takes the set's files with it.
+    # A set of one is that document, its own count and reads kept.
+    of_set = text if len(documents.documents) > 1 else None
+    budget = await measure_through(shelf, found[0], llm, settings.model,
+                                   settings.whole_document_threshold, door.progress, of_set)
+    to = await sending(shelf, found[0], llm, settings.model, settings.base_url, of_set)
+    strategy = await door.choose(documents.name, budget, answer_tokens, to.before)
+    doc = with_strategy(text, budget, strategy, answer_tokens, settings, KeptIds(shelf, found[0].key))
+    return OpenedSet(documents, doc, tuple(found), to)
 
 
 async def ask(doc: OpenDocument, question: str, llm: Llm, params: ChatParams, door: Door,
@@ -173,9 +185,9 @@ async def ask(doc: OpenDocument, question: str, llm: Llm, params: ChatParams, do
     reads and when the answer begins. `to`: for the first question after open_file (its
     Opened.to): a whole read is noted on the shelf once its answer begins, and unless that server
     read it before, the wait teaches `clock` this server's prefill speed. None for a follow-up.
-    `fresh`: the first question on documents opened without a Sending (open_files: a set is
-    not noted on the shelf, and its earlier documents may be in the server's cache already, so
-    pass no `clock` either). The answer's stream is closed when this is, however it ends."""
+    `fresh`: the first question on a set (open_files; its OpenedSet.to, when it has one, is
+    noted as one document's): its earlier documents may be in the server's cache already, so
+    pass no `clock`. The answer's stream is closed when this is, however it ends."""
     asked = Asked(doc, first=to is not None or fresh, before=to.before if to is not None else None)
     pieces = answer(doc, question, llm, params, door.progress)
     if to is not None and doc.strategy is Strategy.WHOLE:

@@ -10,7 +10,7 @@ from enum import Enum
 from glm1m.documents.pages import DocumentText, Kind
 from glm1m.errors import DocumentError
 from glm1m.llm import Llm
-from glm1m.progress import OnProgress, Progress, ignore
+from glm1m.progress import OnProgress, Progress, Stage, ignore
 
 TOKENIZE_PAGES_PER_CALL = 64
 PROMPT_OVERHEAD_TOKENS = 256  # system prompt, question and chat template around the document
@@ -84,6 +84,6 @@ async def measure(doc: DocumentText, llm: Llm, threshold: int,
     for start in range(0, len(pages), TOKENIZE_PAGES_PER_CALL):
         tokens += await llm.count_text_tokens("".join(pages[start:start + TOKENIZE_PAGES_PER_CALL]))
         done = min(start + TOKENIZE_PAGES_PER_CALL, len(pages))
-        on_progress(Progress("counting tokens", done, len(pages), unit=doc.kind.unit))
+        on_progress(Progress(Stage.COUNTING, done, len(pages), unit=doc.kind.unit))
     return Budget(pages=len(doc.pages), tokens=tokens, chars=sum(len(p) for p in pages),
                   max_model_len=await llm.max_model_len(), threshold=threshold, unit=doc.kind.unit)

@@ -20,7 +20,7 @@ from glm1m.documents.pages import DocumentText, Kind
 from glm1m.documents.split import Chunk, resplit, split
 from glm1m.errors import DocumentError, ServerUnavailable, UserFacingError
 from glm1m.llm import ChatParams, Llm, Message
-from glm1m.progress import OnProgress, Progress, Tally, ignore
+from glm1m.progress import OnProgress, Progress, Stage, Tally, ignore
 
 
 def system(kind: Kind = Kind.PAGE) -> str:
@@ -181,7 +181,7 @@ async def combine_rounds(name: str, notes: list[Note], question: str, llm: Llm, 
         rounds += 1
         groups = group_by_room(list(zip(notes, sizes, strict=True)), round_room)
         sizes_of = [sum(len(note.text) for note in group) for group in groups]
-        combining = Tally(Progress(f"combining notes, round {rounds}", 0, len(groups), unit="groups"),
+        combining = Tally(Progress(Stage.COMBINING_ROUND, 0, len(groups), unit="groups", round=rounds),
                           on_progress, size=sum(sizes_of), token_report_s=PART_REPORT_S)
 
         async def combine(index: int, groups: list[list[Note]] = groups,
@@ -241,7 +241,7 @@ async def ask_map_reduce(text: DocumentText, chars_per_token: float, plan: MapRe
     # The parts in flight and their notes' tokens move the line while the server reads them; a
     # part counts as read when its notes are done (a 2-part document said "0 of 2 parts" until
     # its end before).
-    reading = Tally(Progress("reading", 0, len(chunks), unit="parts"), on_progress,
+    reading = Tally(Progress(Stage.READING, 0, len(chunks), unit="parts"), on_progress,
                     size=sum(len(chunk.text) for chunk in chunks), token_report_s=PART_REPORT_S)
     failures: list[tuple[Chunk, UserFacingError]] = []
 
@@ -266,7 +266,7 @@ async def ask_map_reduce(text: DocumentText, chars_per_token: float, plan: MapRe
     notes = await combine_rounds(text.name, notes, question, llm, note_params, params.max_tokens,
                                  plan.concurrency, on_progress)
     # A stage marker: its parts were read in the stage before, so it shows no rate of its own.
-    on_progress(Progress("combining notes", len(chunks), len(chunks), unit="parts", resumed=len(chunks)))
+    on_progress(Progress(Stage.COMBINING, len(chunks), len(chunks), unit="parts", resumed=len(chunks)))
     final = combine_prompt(text.name, notes, question, final=True, kind=text.kind)
     pieces = llm.stream_chat(final, params)
     try:

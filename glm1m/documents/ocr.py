@@ -25,7 +25,7 @@ from threading import Event
 
 from glm1m.catalog import Said
 from glm1m.errors import DocumentError
-from glm1m.progress import OnProgress, Progress, ignore
+from glm1m.progress import OnProgress, Progress, Stage, ignore
 from glm1m.settings import Settings
 
 # Tesseract's chi_sim puts a space between CJK characters now and then: none between two CJK
@@ -124,7 +124,7 @@ def read_pages(job: Job, indices: Sequence[int], options: OcrOptions, name: str,
     count = options.worker_count(len(indices))
     for _ in range(count):
         tasks.put(None)  # one "no more pages" for each worker
-    progress = Progress("reading scanned pages (OCR)", 0, len(indices), unit="pages",
+    progress = Progress(Stage.OCR, 0, len(indices), unit="pages",
                         started=time.monotonic())
     workers = [context.Process(target=work, args=(job, n, tasks, results), daemon=True,
                                name=f"glm1m-ocr-{n}") for n in range(count)]

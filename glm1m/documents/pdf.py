@@ -18,7 +18,7 @@ from glm1m.documents.ocr import OcrMode, OcrOptions, ocr_pages
 from glm1m.documents.pages import DocumentText, Page, spans
 from glm1m.documents.vertical import page_text
 from glm1m.errors import DocumentError
-from glm1m.progress import OnProgress, Progress, ignore
+from glm1m.progress import OnProgress, Progress, Stage, ignore
 
 MB = 1024 * 1024  # Chainlit's upload limit (max_size_mb) counts megabytes this way too
 HEADER_WINDOW = 1024  # readers accept junk before "%PDF-" within the first 1 KB (PDF 1.7, H.3)
@@ -71,7 +71,7 @@ def extract(path: Path, limits: PdfLimits = PdfLimits(), name: str | None = None
         total = doc.page_count
         pages: list[Page] = []
         lost: list[int] = []
-        started = Progress("reading", 0, total, unit="pages")
+        started = Progress(Stage.READING, 0, total, unit="pages")
         for index in range(total):
             text = read_page(doc, index)
             if text is None or (doc.is_pdf and doc.is_repaired and lost_in_repair(doc, index)):

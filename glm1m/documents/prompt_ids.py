@@ -77,7 +77,9 @@ class Prefix:
 class KeptIds:
     """The ids of one open document's part, kept for its next questions: in memory (the latest
     one: another system prompt or model makes another), and on `shelf` under `key` when the
-    document came from the shelf. Mutable on purpose: the open document holds it."""
+    document came from the shelf (a set's under one of its documents: asking.settle; the name
+    digests the whole part, so no other prompt shares it). Mutable on purpose: the open document
+    holds it."""
     shelf: Shelf | None = None
     key: ShelfKey | None = None
     _latest: tuple[str, Prefix] | None = field(default=None, repr=False)

@@ -15,7 +15,7 @@ from glm1m.documents.pages import DocumentText
 from glm1m.documents.pdf import MUPDF_ERRORS, damaged, normalise
 from glm1m.documents.sections import Block, document
 from glm1m.errors import DocumentError
-from glm1m.progress import OnProgress, Progress, ignore
+from glm1m.progress import OnProgress, Progress, Stage, ignore
 
 # MuPDF lays a reflowing document out on pages of this size. Tall pages: a paragraph that runs
 # over a page end comes back as two blocks (two paragraph numbers), so few page ends are better;
@@ -61,7 +61,7 @@ def same_words(a: str, b: str) -> bool:
 def blocks(doc: pymupdf.Document, name: str, on_progress: OnProgress) -> Iterator[Block]:
     headings = outline(doc)
     total = doc.page_count
-    started = Progress("reading", 0, total, unit="pages")
+    started = Progress(Stage.READING, 0, total, unit="pages")
     for index in range(total):
         try:
             found = doc.load_page(index).get_text("blocks")

@@ -7,7 +7,9 @@ On disk, per user (`DATA_DIR/shelf/<user folder>/`), one folder per document:
 `<sha256>/meta.json` (name, added, size, and per way of reading: its text file, locations and
 counts, and when it was last sent whole to which server, answered: server_key) and
 `<sha256>/<read digest>.json` (the text), and `<sha256>/<read digest>.<name>.ids` (token ids of
-its whole-document prompt: documents/prompt_ids.py names and writes them). A way of reading is the
+its whole-document prompt: documents/prompt_ids.py names and writes them). A set of documents
+asked together keeps its count and reads in the meta.json of one of them, under "sets" of that
+read (and its prompt's ids beside that read's). A way of reading is the
 format and, for paged formats, the OCR mode, languages and resolution: they change the text, so
 another choice reads again. A count is kept per served model name and served context: the Llm
 interface names no tokenizer, and a server serving the same name with another context is another
@@ -155,31 +157,36 @@ class Shelf:
         self._write_meta(key.sha256, meta)
         return Shelved(key, text, float(meta["added"]), hit=False)
 
-    def count(self, key: ShelfKey, counted_as: str) -> tuple[int, int] | None:
-        """(tokens, chars) of this read as counted for `counted_as` (count_key), if kept."""
-        meta = self._meta(key.sha256)
+    def count(self, key: ShelfKey, counted_as: str, of_set: str | None = None) -> tuple[int, int] | None:
+        """(tokens, chars) of this read as counted for `counted_as` (count_key), if kept.
+        `of_set`: of the set of documents so named (through_shelf.set_name) kept under this read."""
         try:
-            found = meta["reads"][key.read]["counts"][counted_as] if meta else None
+            found = _part(self._meta(key.sha256), key, of_set)["counts"][counted_as]
             return (int(found["tokens"]), int(found["chars"])) if found else None
         except (KeyError, TypeError, ValueError):
             return None
 
-    def sent_at(self, key: ShelfKey, server: str) -> float | None:
-        """When this read was last sent whole to `server` (server_key) and answered, if ever."""
-        meta = self._meta(key.sha256)
+    def sent_at(self, key: ShelfKey, server: str, of_set: str | None = None) -> float | None:
+        """When this read (or its set `of_set`) was last sent whole to `server` (server_key) and
+        answered, if ever."""
         try:
-            found = meta["reads"][key.read].get("sent", {}).get(server) if meta else None
+            found = _part(self._meta(key.sha256), key, of_set).get("sent", {}).get(server)
             return float(found) if found is not None else None
         except (AttributeError, KeyError, TypeError, ValueError):
             return None
 
-    def keep_sent(self, key: ShelfKey, server: str, when: float) -> None:
+    def keep_sent(self, key: ShelfKey, server: str, when: float, of_set: str | None = None) -> None:
+        self._keep_in(key, of_set, "sent", server, when)
+
+    def _keep_in(self, key: ShelfKey, of_set: str | None, kind: str, name: str, value: object) -> None:
+        """Note `value` as `name` in this read's (or its set's) `kind` ("counts", "sent")."""
         meta = self._meta(key.sha256)
-        read = meta.get("reads", {}).get(key.read) if meta else None
-        if meta is None or not isinstance(read, dict):
+        try:
+            part = _part(meta, key, of_set, make=True)
+        except (AttributeError, KeyError, TypeError):
             return  # removed meanwhile (or never kept: the shelf was full)
-        read.setdefault("sent", {})[server] = when
-        self._write_meta(key.sha256, meta)
+        part.setdefault(kind, {})[name] = value
+        self._write_meta(key.sha256, meta)  # type: ignore[arg-type]  # _part raised on None
 
     def ids(self, key: ShelfKey, name: str) -> bytes | None:
         """The token ids kept for this read under `name` (a hex digest), if any."""
@@ -202,13 +209,9 @@ class Shelf:
             raise ValueError(name)
         return self.root / key.sha256 / f"{key.read_digest}.{name}.ids"
 
-    def keep_count(self, key: ShelfKey, counted_as: str, tokens: int, chars: int) -> None:
-        meta = self._meta(key.sha256)
-        read = meta.get("reads", {}).get(key.read) if meta else None
-        if meta is None or not isinstance(read, dict):
-            return  # removed meanwhile (or never kept: the shelf was full)
-        read.setdefault("counts", {})[counted_as] = {"tokens": tokens, "chars": chars}
-        self._write_meta(key.sha256, meta)
+    def keep_count(self, key: ShelfKey, counted_as: str, tokens: int, chars: int,
+                   of_set: str | None = None) -> None:
+        self._keep_in(key, of_set, "counts", counted_as, {"tokens": tokens, "chars": chars})
 
     # --- managing it ---
     def entries(self) -> list[Entry]:
@@ -272,6 +275,23 @@ class Shelf:
         who = f" --user {self.user}" if self.user else ""
         return ShelfFull(key="shelf_full", used=_mb(used), cap=_mb(self.max_bytes), name=name,
                          needed=_mb(needed), command=f"glm1m shelf rm NAME{who}", largest=names)
+
+
+def _part(meta: dict | None, key: ShelfKey, of_set: str | None, make: bool = False) -> dict:
+    """This read's notes in `meta`, or those of its set `of_set`: a set of documents asked
+    together is kept under one of its documents (asking.settle says which), its name a digest of
+    the set's whole text, so no other set shares it. Raises KeyError when there is none (`make`:
+    a set's is made; a read's never is: it was removed, or never kept)."""
+    read = meta["reads"][key.read] if meta is not None else None
+    if not isinstance(read, dict):
+        raise KeyError(key.read)
+    if of_set is None:
+        return read
+    sets = read.setdefault("sets", {}) if make else read["sets"]
+    found = sets.setdefault(of_set, {}) if make else sets[of_set]
+    if not isinstance(found, dict):
+        raise KeyError(of_set)
+    return found
 
 
 def _mb(n: int) -> str:

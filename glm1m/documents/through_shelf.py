@@ -5,6 +5,7 @@ reads (OCR included) and counts as before, then keeps the result."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -13,6 +14,7 @@ from pathlib import Path
 from glm1m.chat import close_now
 from glm1m.documents.budget import Budget, measure
 from glm1m.documents.formats import ReadOptions, format_of, read_document_async
+from glm1m.documents.pages import DocumentText
 from glm1m.documents.shelf import Shelf, ShelfFull, ShelfKey, Shelved, count_key, file_sha256, server_key
 from glm1m.llm import Llm
 from glm1m.progress import OnProgress, ignore
@@ -66,20 +68,31 @@ async def read_through(shelf: Shelf, path: Path, name: str, options: ReadOptions
     return await read_and_keep(shelf, key, path, name, options, on_progress)
 
 
+def set_name(text: DocumentText) -> str:
+    """What a set's count and reads are kept under: a digest of its text as the model reads it.
+    The documents, their order (letters), names and ways of reading all change that text, and so
+    the count; the served model and context are the count's own key (count_key)."""
+    return hashlib.sha256(text.marked_text().encode()).hexdigest()[:32]
+
+
 async def measure_through(shelf: Shelf, shelved: Shelved, llm: Llm, model: str, threshold: int,
-                          on_progress: OnProgress = ignore) -> Budget:
+                          on_progress: OnProgress = ignore, of_set: DocumentText | None = None
+                          ) -> Budget:
     """The document's budget: its kept count for this served model and context, else counted by
-    the server's /tokenize (budget.measure) and kept."""
+    the server's /tokenize (budget.measure) and kept. `of_set`: the text of a set `shelved` is
+    one of, measured and kept (under set_name) instead: a set of 880K tokens took 1.8 s to count
+    again on an H200, where its first answer byte can come 0.6 s after the question."""
     max_model_len = await llm.max_model_len()
     counted_as = count_key(model, max_model_len)
-    kept = await asyncio.to_thread(shelf.count, shelved.key, counted_as)
-    text = shelved.text
+    name = set_name(of_set) if of_set is not None else None
+    kept = await asyncio.to_thread(shelf.count, shelved.key, counted_as, name)
+    text = of_set or shelved.text
     if kept is not None:
         tokens, chars = kept
         return Budget(pages=len(text.pages), tokens=tokens, chars=chars, max_model_len=max_model_len,
                       threshold=threshold, unit=text.kind.unit)
     budget = await measure(text, llm, threshold, on_progress)
-    await asyncio.to_thread(shelf.keep_count, shelved.key, counted_as, budget.tokens, budget.chars)
+    await asyncio.to_thread(shelf.keep_count, shelved.key, counted_as, budget.tokens, budget.chars, name)
     return budget
 
 
@@ -93,12 +106,20 @@ class Sending:
     key: ShelfKey
     server: str
     before: float | None
+    of_set: str | None = None  # a set's (set_name), kept under `key`, one of its documents
+
+    @property
+    def a_set(self) -> bool:
+        return self.of_set is not None
 
 
-async def sending(shelf: Shelf, shelved: Shelved, llm: Llm, model: str, base_url: str) -> Sending:
+async def sending(shelf: Shelf, shelved: Shelved, llm: Llm, model: str, base_url: str,
+                  of_set: DocumentText | None = None) -> Sending:
+    """`of_set`: the text of a set `shelved` is one of, sent instead of it alone."""
     server = server_key(model, await llm.max_model_len(), base_url)
+    name = set_name(of_set) if of_set is not None else None
     return Sending(shelf, shelved.key, server,
-                   await asyncio.to_thread(shelf.sent_at, shelved.key, server))
+                   await asyncio.to_thread(shelf.sent_at, shelved.key, server, name), name)
 
 
 async def noting_read(to: Sending, pieces: AsyncIterator[str]) -> AsyncIterator[str]:
@@ -109,7 +130,7 @@ async def noting_read(to: Sending, pieces: AsyncIterator[str]) -> AsyncIterator[
         async for piece in pieces:
             if first:
                 first = False
-                await asyncio.to_thread(to.shelf.keep_sent, to.key, to.server, time.time())
+                await asyncio.to_thread(to.shelf.keep_sent, to.key, to.server, time.time(), to.of_set)
             yield piece
     finally:
         await close_now(pieces)

@@ -20,7 +20,7 @@ from glm1m.counting import OnTokens
 from glm1m.errors import CsvError
 from glm1m.files import replace_when_done
 from glm1m.llm import Llm
-from glm1m.progress import OnProgress, Progress, Tally, ignore
+from glm1m.progress import OnProgress, Progress, Stage, Tally, ignore
 from glm1m.translation.checkpoint import Checkpoint, fingerprint_of
 from glm1m.translation.fanout import Job, Result, Row, translate_rows
 from glm1m.translation.lock import job_lock
@@ -142,7 +142,7 @@ async def run_locked(source: TableSource, job: Job, llm: Llm, output: Path, on_p
     kept = sum(1 for r in checkpoint.results.values() if r.error is None)
     # Rows in flight and their tokens move the progress while vLLM works on a batch; finished rows
     # count when they finish. `resumed`: what earlier runs did is no part of this run's rates.
-    tally = Tally(Progress("translating", kept, total, unit=source.unit, resumed=kept), on_progress)
+    tally = Tally(Progress(Stage.TRANSLATING, kept, total, unit=source.unit, resumed=kept), on_progress)
 
     def started(row: Row) -> OnTokens:
         tally.start(row.index, len(row.text))

@@ -22,6 +22,7 @@ from glm1m.documents.sets import DocumentSet
 from glm1m.documents.split import split
 from glm1m.errors import DocumentError
 from glm1m.llm import ChatParams, Llm, LlmClient
+from glm1m.progress import Stage
 from glm1m.settings import Settings
 from tests.conftest import ROOT
 from tests.support.metrics import scrape
@@ -95,7 +96,7 @@ async def test_past_the_served_context_only_map_reduce_is_offered_and_it_runs(
     for chunk in chunks:  # every part's prompt, by the server's own count, leaves room for its notes
         assert await llm.count_chat_tokens(note_prompt(pdf.name, chunk, "summary")) + PLAN.note_tokens \
             <= budget.max_model_len
-    assert stages[-1] == ("combining notes", len(chunks), len(chunks))
+    assert stages[-1] == (Stage.COMBINING, len(chunks), len(chunks))
 
 
 def test_cited_pages_are_parsed_and_bounded() -> None:

@@ -13,7 +13,7 @@ from glm1m.documents.formats import ReadOptions, read_document, read_document_as
 from glm1m.documents.ocr import OcrMode, OcrOptions, ocr_pages
 from glm1m.documents.pdf import extract
 from glm1m.errors import DocumentError
-from glm1m.progress import Progress
+from glm1m.progress import Progress, Stage
 from tests.support.documents import make_scanned_pdf
 
 FIRST = ("Installation guide\n安装指南：先运行安装程序，然后重启电脑。\n"
@@ -48,7 +48,7 @@ def test_a_scanned_page_is_read_back_in_chinese_and_english(tmp_path: Path) -> N
     text = " ".join(doc.pages[0].text.split())  # the lines as the scan wrapped them
     assert "安装指南" in text and "安装程序" in text and "重启电脑" in text
     assert "quick brown fox jumps over the lazy dog" in text and "Installation guide" in text
-    ocr = [p for p in seen if p.stage == "reading scanned pages (OCR)"]
+    ocr = [p for p in seen if p.stage is Stage.OCR]
     assert ocr[-1].done == ocr[-1].total == 1 and "pages/s" in ocr[-1].line()
 
 
@@ -78,7 +78,7 @@ def test_a_blank_page_costs_no_ocr_and_an_unreadable_scan_gets_a_sentence(tmp_pa
     seen: list[Progress] = []
     with pytest.raises(DocumentError, match="it is blank"):  # nothing shown: no OCR, no OCR advice
         read_document(tmp_path / "blank.pdf", options(), on_progress=seen.append)
-    assert not any("OCR" in p.stage for p in seen)
+    assert not any(p.stage is Stage.OCR for p in seen)
     faint = make_scanned_pdf(tmp_path / "faint.pdf", ["."], dpi=20)
     with pytest.raises(DocumentError, match="not even with OCR"):
         read_document(faint, options())
@@ -118,9 +118,9 @@ async def test_cancelling_the_read_stops_the_ocr_processes(tmp_path: Path) -> No
     workers: set[int] = set()
 
     def on_progress(progress: Progress) -> None:
-        if progress.stage.startswith("reading scanned") and progress.done == 0:
+        if progress.stage is Stage.OCR and progress.done == 0:
             workers.update(children())
-        if progress.stage.startswith("reading scanned") and progress.done >= 1:
+        if progress.stage is Stage.OCR and progress.done >= 1:
             loop.call_soon_threadsafe(first_page.set)
 
     task = asyncio.create_task(read_document_async(path, options(workers=2), on_progress=on_progress))

@@ -7,13 +7,18 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from glm1m.catalog import CATALOG, EN, ZH, Said, field_names, fields_of, forms_of, language_of, render
 from glm1m.catalog.core import CORE
 from glm1m.catalog.page import PAGE
+from glm1m.catalog.progress import PROGRESS
+from glm1m.documents.pages import Kind
 from glm1m.errors import DocumentError
+from glm1m.progress import Progress, Stage
+from glm1m.translation.source import TableSource
 from tests.conftest import ROOT
 
 CHINESE = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")  # CJK words and punctuation
@@ -28,12 +33,13 @@ def test_every_id_has_both_languages_with_the_same_fields() -> None:
             assert len(english) == 2 and english[0] != english[1], f"{key}: (one, other)"
         # Every form takes the same fields; `count` (which picks the English form) may go unsaid.
         assert len({frozenset(fields_of(form) - {"count"}) for form in forms}) == 1, key
-        if re.search(r"[A-Za-z]{2}", forms[0]):  # words, not a separator such as ", "
+        if re.search(r"[A-Za-z]{2}", re.sub(r"\{[^{}]*\}", "", forms[0])):  # words, not ", " or fields
             assert CHINESE.search(chinese), f"{key} is not Chinese"
 
 
 def test_an_id_lives_in_one_table() -> None:
-    assert sorted(CORE.keys() & PAGE.keys()) == []
+    tables = (CORE, PROGRESS, PAGE)
+    assert sum(len(table) for table in tables) == len(CATALOG)  # no id in two of them
 
 
 def named_ids(path: Path) -> list[tuple[str, str, set[str] | None]]:
@@ -68,6 +74,42 @@ def test_every_id_the_code_names_is_in_the_catalog_with_its_fields() -> None:
     wrong = [(where, key, sorted(passed), sorted(field_names(key))) for where, key, passed in named
              if passed is not None and passed != field_names(key)]
     assert wrong == []
+
+
+def reported() -> tuple[set[str], set[str]]:
+    """The stages and units the core's Progress(...) calls name (a stage as `Stage.X`)."""
+    stages, units = set(), set()
+    for path in sorted((ROOT / "glm1m").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Progress":
+                stage = node.args[0]
+                assert isinstance(stage, ast.Attribute), f"{path.relative_to(ROOT)}:{node.lineno}"
+                if isinstance(stage.value, ast.Name) and stage.value.id == "Stage":
+                    stages.add(Stage[stage.attr].value)
+                units |= {k.value.value for k in node.keywords
+                          if k.arg == "unit" and isinstance(k.value, ast.Constant)}
+    return stages, units
+
+
+def test_every_stage_and_unit_the_core_reports_is_said_in_both_languages() -> None:
+    """A progress stage and its unit are ids, not English words a door reads back: each stage the
+    core reports, and each unit it counts (a document's kinds, a table's rows or cells, parts and
+    groups), has its words in both languages, and the catalog keeps none that nothing reports."""
+    stages, units = reported()
+    assert stages == {stage.value for stage in Stage}
+    units |= {kind.unit for kind in Kind}
+    units |= {TableSource.unit.fget(SimpleNamespace(chosen=chosen))  # type: ignore[attr-defined]
+              for chosen in (("a",), ("a", "b"))}  # one column's rows, or several columns' cells
+    assert {key for key in CATALOG if key.startswith("stage_")} == {f"stage_{s}" for s in stages}
+    assert {key for key in CATALOG if key.startswith("unit_")} == {f"unit_{u}" for u in units}
+    for stage in Stage:
+        for unit in units:
+            progress = Progress(stage, 1, 2, unit=unit, round=3, in_flight=1, tokens=5, failed=1)
+            english, chinese = progress.line(EN), progress.line(ZH)
+            assert english.startswith(progress.stage_words(EN) + ": 1 of 2 ") and "in flight" in english
+            assert CHINESE.search(chinese) and not re.search(r"[a-z]{2}|: |, ", chinese), chinese
+    assert "round 3" in Progress(Stage.COMBINING_ROUND, 0, 1, "groups", round=3).line(EN)
+    assert "第 3 轮" in Progress(Stage.COMBINING_ROUND, 0, 1, "groups", round=3).line(ZH)
 
 
 def test_english_says_one_page_and_two_pages_chinese_one_form() -> None:
@@ -113,3 +155,18 @@ def test_the_cli_says_an_error_in_the_locales_language(
     assert ended.value.code == 2
     said = capsys.readouterr().err
     assert said.startswith("glm1m: 空.pdf ") and words in said
+
+
+@pytest.mark.parametrize(("lang", "line"), [
+    ("zh", "glm1m: 识别扫描页（OCR）：2 / 2 页\n"), ("en", "glm1m: reading scanned pages (OCR): 2 of 2 pages\n")])
+def test_the_cli_says_progress_in_the_locales_language(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        lang: str, line: str) -> None:
+    from glm1m.cli.extract import throttled
+
+    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GLM1M_LANG", lang)
+    monkeypatch.chdir(tmp_path)  # no .env of the checkout
+    throttled()(Progress(Stage.OCR, 2, 2, unit="pages"))
+    assert capsys.readouterr().err == line

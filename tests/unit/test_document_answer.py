@@ -23,7 +23,7 @@ from glm1m.documents.budget import (
 from glm1m.documents.pages import DocumentText, Page
 from glm1m.errors import DocumentError
 from glm1m.llm import ChatParams, Message
-from glm1m.progress import Progress
+from glm1m.progress import Progress, Stage
 from glm1m.settings import Settings
 from tests.support.scripted_llm import ScriptedLlm, user_text
 
@@ -95,7 +95,7 @@ async def test_map_reduce_takes_notes_per_part_then_combines_them_in_page_order(
 
     def on_progress(p: Progress) -> None:
         progress.append(p)
-        if p.stage == "reading" and p.total > 1 and p.done == p.total - 1:
+        if p.stage is Stage.READING and p.total > 1 and p.done == p.total - 1:
             all_but_one.set()
 
     task = asyncio.create_task(streamed(doc, "List the facts.", llm, on_progress=on_progress))
@@ -125,7 +125,7 @@ async def test_map_reduce_takes_notes_per_part_then_combines_them_in_page_order(
     assert first_pages == sorted(first_pages) and first_pages[0] == 1
     assert text == f"answer from {parts} notes"
 
-    assert [p.stage for p in progress] == ["reading"] * (parts + 1) + ["combining notes"]
+    assert [p.stage for p in progress] == [Stage.READING] * (parts + 1) + [Stage.COMBINING]
     assert [p.done for p in progress[:-1]] == list(range(parts + 1))
     assert {(p.total, p.unit) for p in progress} == {(parts, "parts")}
 
@@ -206,5 +206,5 @@ async def test_measure_counts_pages_in_batches_and_reports_progress() -> None:
     assert (budget.pages, budget.max_model_len, budget.threshold) == (pages, 50_000, 10_000)
     assert budget.chars == sum(len(text) for text in llm.counted)
     assert [(p.stage, p.done, p.total, p.unit) for p in progress] == [
-        ("counting tokens", 64, pages, "pages"), ("counting tokens", 128, pages, "pages"),
-        ("counting tokens", pages, pages, "pages")]
+        (Stage.COUNTING, 64, pages, "pages"), (Stage.COUNTING, 128, pages, "pages"),
+        (Stage.COUNTING, pages, pages, "pages")]

@@ -17,7 +17,7 @@ from glm1m.documents.formats import ReadOptions
 from glm1m.documents.shelf import Shelf, ShelfFull, Shelved
 from glm1m.errors import DocumentError
 from glm1m.llm import ChatParams
-from glm1m.progress import Progress
+from glm1m.progress import Progress, Stage
 from glm1m.serving import PrefillClock
 from glm1m.settings import Settings
 from tests.support.pdfs import make_pdf, words_page
@@ -109,8 +109,8 @@ async def test_a_file_is_read_once_then_found_on_the_shelf_and_the_door_is_told_
     door = Recording()
     first = await opened(pdf, "lease.pdf", tmp_path, llm, door)
     assert first.doc.strategy is Strategy.WHOLE and not first.shelved.hit
-    assert door.said == [("reading", "lease.pdf"), ("progress", "reading"), ("read", "lease.pdf", False),
-                         ("progress", "counting tokens"), ("choose", "lease.pdf", False)]
+    assert door.said == [("reading", "lease.pdf"), ("progress", Stage.READING), ("read", "lease.pdf", False),
+                         ("progress", Stage.COUNTING), ("choose", "lease.pdf", False)]
     # The pages were read in a worker thread; the door heard of them on the event loop's.
     assert door.progress_threads == {threading.get_ident()}
     assert await answered(first.doc, llm, door, opened_with=first)

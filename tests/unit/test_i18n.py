@@ -5,14 +5,16 @@ gets its files' names, and a stream cut at max_tokens says so (finish_reason "le
 from __future__ import annotations
 
 import json
+import re
+import time
 from pathlib import Path
 
 import httpx
 
 from chainlit_app.file_only import FILES_ONLY, name_files, typed_text
-from chainlit_app.i18n import EN, ZH, default_target, language_of, progress_line, seconds, t
+from chainlit_app.i18n import EN, ZH, default_target, language_of, seconds, t
 from glm1m.llm import ChatParams, CutAtLimit, LlmClient
-from glm1m.progress import Progress
+from glm1m.progress import Progress, Stage
 from glm1m.settings import Settings
 
 
@@ -43,10 +45,11 @@ def test_the_welcome_names_every_format_and_what_each_kind_of_file_is_for() -> N
 
 
 def test_progress_reads_in_chinese_with_rate_and_time_left() -> None:
-    progress = Progress("translating", 30, 300, unit="rows", failed=2, started=100.0)
-    line = progress_line(ZH, progress, now=110.0)
-    assert line.startswith("翻译：30 / 300 行（2 失败）") and "每秒" in line and "约剩" in line
-    assert progress_line(EN, progress, now=110.0) == progress.line()
+    progress = Progress(Stage.TRANSLATING, 30, 300, unit="rows", failed=2, started=time.monotonic() - 10)
+    line = progress.line(ZH)
+    assert line.startswith("翻译：30 / 300 行（2 个失败）——每秒 3.0 行，约剩 90 秒") and line.endswith("秒")
+    assert not re.search(r"[:,;()]| — ", line)  # Chinese punctuation throughout
+    assert progress.line(EN).startswith("translating: 30 of 300 rows (2 failed) — 3.0 rows/s, about 90 s")
 
 
 def test_a_message_with_only_files_gets_their_names_and_no_typed_text() -> None:

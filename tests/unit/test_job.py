@@ -14,7 +14,7 @@ import glm1m.translation.csv_output as csv_output
 from glm1m.cli.main import build_parser
 from glm1m.cli.translate import stopped_line
 from glm1m.errors import CsvError, ServerError
-from glm1m.progress import Progress
+from glm1m.progress import Progress, Stage
 from glm1m.translation.checkpoint import Checkpoint
 from glm1m.translation.fanout import Job, Result
 from glm1m.translation.job import NOT_REACHED, Summary, checkpoint_path, job_key, run_job
@@ -65,7 +65,7 @@ async def test_progress_counts_rows_as_they_finish(tmp_path: Path) -> None:
     progress: list[Progress] = []
     summary = await run(tmp_path, llm, progress=progress)
     assert [p.done for p in progress] == list(range(ROWS + 1))
-    assert {(p.total, p.unit, p.stage) for p in progress} == {(ROWS, "rows", "translating")}
+    assert {(p.total, p.unit, p.stage) for p in progress} == {(ROWS, "rows", Stage.TRANSLATING)}
     assert progress[-1].finished and progress[-1].failed == 1
     assert (summary.translated, summary.failed) == (ROWS - 1, 1)
     out = read_output(tmp_path / "out.csv")

@@ -130,7 +130,9 @@ def test_sentences_in_two_languages_live_only_in_the_catalog() -> None:
     """A sentence a person reads is said from glm1m/catalog by its id and fields; nothing renders
     English and reads it back to say it in Chinese (the regex tables errors_zh.py and
     sentences_zh.py were that: rewording a core sentence silently dropped its Chinese), and no
-    module keeps an (English, Chinese) pair of its own, which would drift from the catalog."""
+    module keeps an (English, Chinese) pair or a table from English words to Chinese of its own
+    (the page's STAGES_ZH was one: rewording a stage lost its Chinese), which would drift from the
+    catalog."""
     modules = sources("glm1m", "chainlit_app", "server")
     assert [p.name for p in modules if p.stem.endswith("_zh")] == []
     assert [str(p.relative_to(ROOT)) for p in modules
@@ -143,5 +145,10 @@ def test_sentences_in_two_languages_live_only_in_the_catalog() -> None:
             texts = [e.value for e in getattr(node, "elts", []) if isinstance(e, ast.Constant)
                      and isinstance(e.value, str)] if isinstance(node, ast.Tuple) else []
             if len(texts) == 2 and re.search(r"[A-Za-z]{2}", texts[0]) and CJK.search(texts[1]):
+                pairs.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+            if isinstance(node, ast.Dict) and any(  # English words -> Chinese (STAGES_ZH was one)
+                    isinstance(k, ast.Constant) and isinstance(v, ast.Constant)
+                    and re.search(r"[A-Za-z]{2}", str(k.value)) and CJK.search(str(v.value))
+                    for k, v in zip(node.keys, node.values, strict=True)):
                 pairs.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert pairs == []

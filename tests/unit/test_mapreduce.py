@@ -11,6 +11,7 @@ from glm1m.documents.mapreduce import MapReduce, ask_map_reduce
 from glm1m.documents.pages import DocumentText, Page
 from glm1m.errors import DocumentError, ServerError, ServerUnavailable
 from glm1m.llm import ChatParams
+from glm1m.progress import Stage
 from tests.support.scripted_llm import ScriptedLlm
 
 pytestmark = pytest.mark.timeout(20)
@@ -67,7 +68,7 @@ async def test_notes_that_do_not_fit_one_prompt_are_combined_in_rounds() -> None
     final = llm.calls[-1]
     assert final.kind == "stream" and "From these notes, answer" in final.text
     assert sum(llm.count(m["content"]) for m in final.messages) + PARAMS.max_tokens <= 1024
-    assert any(p.stage.startswith("combining notes, round") for p in stages)
+    assert any(p.stage is Stage.COMBINING_ROUND and p.round >= 1 for p in stages)
 
 
 async def test_a_part_the_server_fails_on_is_named_after_the_answer_and_the_rest_is_read() -> None:
@@ -82,7 +83,7 @@ async def test_a_part_the_server_fails_on_is_named_after_the_answer_and_the_rest
     part = failed[0].text.split("This is one part (")[1].split(")")[0]  # e.g. "pp. 6–10"
     assert answer.startswith("The answer [p. 1].") and f"(Not read: {part} —" in answer
     assert len([c for c in llm.calls if is_note(c)]) > 2  # the other parts were read
-    reading = [p for p in stages if p.stage == "reading"]
+    reading = [p for p in stages if p.stage is Stage.READING]
     assert reading[-1].done == reading[-1].total and reading[-1].failed == 1
 
 

@@ -15,13 +15,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from chainlit_app.i18n import EN, ZH, progress_line
+from chainlit_app.i18n import EN, ZH
 from chainlit_app.translation_flow import rate
 from glm1m.cli.bar import status_text
 from glm1m.documents.mapreduce import MapReduce, ask_map_reduce
 from glm1m.documents.pages import DocumentText, Page
 from glm1m.llm import ChatParams, Message
-from glm1m.progress import Progress, Tally
+from glm1m.progress import Progress, Stage, Tally
 from glm1m.translation.fanout import Job
 from glm1m.translation.formats import open_table
 from glm1m.translation.job import run_job
@@ -86,7 +86,8 @@ async def test_rows_in_flight_and_their_tokens_move_the_line_before_any_row_fini
     assert (now.done, now.total, now.in_flight) == (0, 50, 50) and now.tokens > 0
     assert now.line().startswith("translating: 0 of 50 rows, 50 in flight — ")
     assert "token" in now.line() and "so far" in now.line()  # no rate yet: not two seconds in
-    assert "50 in flight" in status_text(now)  # the CLI's bar says it too
+    assert status_text(now, EN).startswith("50 in flight — ")  # the CLI's bar says it too
+    assert status_text(now, ZH).startswith("进行中 50——已生成 ")
     llm.release_all()
     summary = await task
     last = reports[-1]
@@ -105,7 +106,7 @@ async def test_a_document_read_part_by_part_shows_its_parts_in_flight_before_one
 
     def on_progress(progress: Progress) -> None:
         reports.append(progress)
-        if progress.stage == "reading" and progress.tokens and progress.in_flight == progress.total:
+        if progress.stage is Stage.READING and progress.tokens and progress.in_flight == progress.total:
             moving.set()
 
     plan = MapReduce(chunk_tokens=32_000, concurrency=8, note_tokens=48)
@@ -117,12 +118,11 @@ async def test_a_document_read_part_by_part_shows_its_parts_in_flight_before_one
     parts = now.total
     assert parts >= 2 and now.done == 0 and not llm.ended()
     assert now.line().startswith(f"reading: 0 of {parts} parts, {parts} in flight — ")
-    chinese = progress_line(ZH, now, time.monotonic())
-    assert chinese.startswith(f"读取：0 / {parts} 段，进行中 {parts} — 已生成 ")
+    assert now.line(ZH).startswith(f"读取：0 / {parts} 段，进行中 {parts}——已生成 ")
     llm.release_all()
     await task
     await pieces.aclose()  # type: ignore[attr-defined]
-    read = [p for p in reports if p.stage == "reading"]
+    read = [p for p in reports if p.stage is Stage.READING]
     assert read[-1].done == parts and read[-1].in_flight == 0
 
 
@@ -131,7 +131,7 @@ def test_time_left_comes_from_the_tokens_still_to_come_not_from_rows_finished() 
     for a batch two seconds from its end; the tokens per character the finished rows took, times
     the input still in flight, say the truth."""
     reports: list[Progress] = []
-    tally = Tally(Progress("translating", 0, 50, unit="rows", started=ten_s_ago()), reports.append)
+    tally = Tally(Progress(Stage.TRANSLATING, 0, 50, unit="rows", started=ten_s_ago()), reports.append)
     for row in range(50):
         tally.start(row, 10 if row < 10 else 40)  # ten short rows, forty long ones
     assert reports[-1].in_flight == 0 and len(reports) == 1  # a start is said with the next report
@@ -149,15 +149,15 @@ def test_time_left_comes_from_the_tokens_still_to_come_not_from_rows_finished() 
     line = now.line()
     assert line.startswith("translating: 10 of 50 rows, 40 in flight — 500 tokens, ")
     assert 20 <= int(re.fullmatch(r".* tokens/s, .*about (\d+) s left", line)[1]) <= 28  # type: ignore[index]
-    chinese = progress_line(ZH, now, time.monotonic())
-    assert chinese.startswith("翻译：10 / 50 行，进行中 40 — 已生成 500 个词元，每秒 ")
+    chinese = now.line(ZH)
+    assert chinese.startswith("翻译：10 / 50 行，进行中 40——已生成 500 个词元，每秒 ")
     assert 20 <= int(re.fullmatch(r".*个词元.*约剩 (\d+) 秒", chinese)[1]) <= 28  # type: ignore[index]
 
 
 def test_before_enough_rows_finish_the_line_gives_tokens_a_second_but_no_rows_rate() -> None:
     """"1 of 100 cells — 0.1 cells/s" said nothing true; the tokens say how fast it goes."""
     reports: list[Progress] = []
-    tally = Tally(Progress("translating", 0, 100, unit="cells", started=ten_s_ago()), reports.append)
+    tally = Tally(Progress(Stage.TRANSLATING, 0, 100, unit="cells", started=ten_s_ago()), reports.append)
     for cell in range(64):
         tally.start(cell, 20)
         tally.tokens(cell, 30)
@@ -171,7 +171,7 @@ def test_before_enough_rows_finish_the_line_gives_tokens_a_second_but_no_rows_ra
 
 def test_a_resumed_job_estimates_only_the_rows_this_run_has_left() -> None:
     reports: list[Progress] = []
-    start = Progress("translating", 30, 50, unit="rows", resumed=30, started=ten_s_ago())
+    start = Progress(Stage.TRANSLATING, 30, 50, unit="rows", resumed=30, started=ten_s_ago())
     tally = Tally(start, reports.append)
     for row in range(30, 40):  # this run: 20 rows, 10 of them started (sizes 10)
         tally.start(row, 10)
@@ -186,15 +186,16 @@ def test_a_resumed_job_estimates_only_the_rows_this_run_has_left() -> None:
 
 
 def test_the_finished_record_says_this_runs_rate_in_rows_and_tokens() -> None:
-    done = Progress("translating", 50, 50, unit="rows", resumed=20, started=ten_s_ago(), tokens=3000)
+    done = Progress(Stage.TRANSLATING, 50, 50, unit="rows", resumed=20, started=ten_s_ago(), tokens=3000)
     status = SimpleNamespace(progress=done)
     # 30 rows and 3,000 tokens in this run's ten seconds (the 20 resumed rows took none of them).
     assert re.fullmatch(r" \((3\.0|2\.9) rows/s; 3,000 tokens, (300|29\d) tokens/s\)", rate(EN, status))  # type: ignore[arg-type]
     assert re.fullmatch(r"（每秒 (3\.0|2\.9) 行；共生成 3,000 个词元，每秒 (300|29\d) 个）", rate(ZH, status))  # type: ignore[arg-type]
-    plain = Progress("translating", 50, 50, unit="rows", started=ten_s_ago())
+    plain = Progress(Stage.TRANSLATING, 50, 50, unit="rows", started=ten_s_ago())
     assert re.fullmatch(r" \((5\.0|4\.9) rows/s\)", rate(EN, SimpleNamespace(progress=plain)))  # type: ignore[arg-type]
     assert "left" not in done.line() and "in flight" not in done.line()
-    assert progress_line(EN, done, time.monotonic()) == done.line()
+    assert done.line(ZH).startswith("翻译：50 / 50 行——已生成 3,000 个词元，")
+    assert "约剩" not in done.line(ZH) and "进行中" not in done.line(ZH)
 
 
 async def test_combining_notes_in_rounds_counts_its_groups_and_their_tokens() -> None:
@@ -208,17 +209,20 @@ async def test_combining_notes_in_rounds_counts_its_groups_and_their_tokens() ->
     pieces = ask_map_reduce(doc, 4.0, plan, "What does it say?", llm,
                             ChatParams(temperature=0.0, max_tokens=64), reports.append)
     assert "".join([p async for p in pieces]) == "Done [p. 2]."
-    first_round = [p for p in reports if p.stage == "combining notes, round 1"]
+    first_round = [p for p in reports if p.stage is Stage.COMBINING_ROUND and p.round == 1]
     groups = first_round[0].total
     assert groups >= 2
     assert {p.done for p in first_round} == set(range(groups + 1))  # every group counted as it ended
     assert first_round[-1].tokens > 0 and first_round[-1].line().startswith(
         f"combining notes, round 1: {groups} of {groups} groups — ")
+    assert first_round[-1].line(ZH).startswith(f"汇总笔记（第 1 轮）：{groups} / {groups} 组——已生成 ")
+    assert {p.round for p in reports if p.stage is Stage.COMBINING_ROUND} == set(range(1, max(
+        p.round for p in reports) + 1))  # every round numbered, from 1
 
 
 def test_a_time_left_under_half_a_second_is_not_said() -> None:
     """A real map-reduce of two manuals said "about 0 s left" with two parts still being read."""
-    soon = Progress("reading", 1, 3, unit="parts", in_flight=2, tokens=1_511, tokens_left=10,
+    soon = Progress(Stage.READING, 1, 3, unit="parts", in_flight=2, tokens=1_511, tokens_left=10,
                     started=time.monotonic() - 20.7)  # 73 tokens/s, 10 to come
     assert soon.eta_s is not None and soon.eta_s < 0.5
-    assert "s left" not in soon.line() and "约剩" not in progress_line(ZH, soon, time.monotonic())
+    assert "s left" not in soon.line() and "约剩" not in soon.line(ZH)

@@ -4,12 +4,12 @@ and the passages beside an answer about several: each names its document."""
 from __future__ import annotations
 
 from chainlit_app.document_words import budget_line, held_words, set_words
-from chainlit_app.i18n import EN, ZH, count_of, progress_line
+from chainlit_app.i18n import EN, ZH, count_of
 from chainlit_app.passages import passages
 from glm1m.documents.budget import Budget
 from glm1m.documents.pages import DocumentText, Kind, Page
 from glm1m.documents.sets import DocumentSet
-from glm1m.progress import Progress
+from glm1m.progress import Progress, Stage
 
 REPORT = DocumentText("report.pdf", tuple(Page(n, f"page {n} of the report") for n in (1, 2, 3)), 3)
 NOTES = DocumentText("notes.md", (Page(1, "Notes.", Kind.SECTION, "Notes"),), 1)
@@ -43,8 +43,8 @@ def test_a_sets_unit_reads_in_both_languages_where_it_is_counted() -> None:
     assert unit == "locations"
     assert count_of(EN, 4, unit) == "4 locations" and count_of(EN, 1, unit) == "1 location"
     assert count_of(ZH, 4, unit) == "4 处"
-    counting = Progress("counting tokens", 2, 4, unit=unit)
-    assert progress_line(ZH, counting, 0.0).startswith("统计词元：2 / 4 处")
+    counting = Progress(Stage.COUNTING, 2, 4, unit=unit)
+    assert counting.line(ZH) == "统计词元：2 / 4 处" and counting.line(EN) == "counting tokens: 2 of 4 locations"
 
 
 def test_passages_beside_an_answer_about_several_documents_name_their_document() -> None:

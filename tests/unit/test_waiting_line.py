@@ -10,15 +10,18 @@ from chainlit_app.i18n import ZH
 from glm1m.documents.answer import MapReduce, OpenDocument
 from glm1m.documents.budget import Budget, Strategy
 from glm1m.documents.pages import DocumentText, Page
-from glm1m.progress import Progress
+from glm1m.progress import Progress, Stage
 
 
 def test_the_heartbeat_keeps_the_count_of_parts_read() -> None:
     text = DocumentText("nettle.pdf", (Page(1, "x"),), 1)
     doc = OpenDocument(text, Budget(111, 218_319, 800_000, 32_768, 128_000), Strategy.MAP_REDUCE,
                        MapReduce(32_000, 8, 512))
-    line = waiting_line(doc, 15, Progress("reading", 3, 9, unit="parts"))
+    line = waiting_line(doc, 15, Progress(Stage.READING, 3, 9, unit="parts"))
     assert line.startswith("Reading nettle.pdf part by part: reading: 3 of 9 parts") and line.endswith("15 s")
+    # A Chinese line in Chinese punctuation throughout (it said "正在分段读取 a.pdf: 读取：0 / 2 段").
+    zh = waiting_line(doc, 15, Progress(Stage.READING, 3, 9, unit="parts"), lang=ZH)
+    assert zh == "正在分段读取 nettle.pdf（读取：3 / 9 段） … 15 秒"
     assert waiting_line(doc, 2) == "Reading nettle.pdf part by part … 2 s"  # before the first part
 
 
