@@ -10,8 +10,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from glm1m.cli import up as stack
+from glm1m.server import launch, process
 from glm1m.settings import Settings
-from server import launch, process
 from tests.support.service import free_port
 
 

@@ -57,8 +57,8 @@ H200_BF16_TFLOPS = 790  # dense bf16 matmul measured on the lent H200 (device RE
 def profile_flags(name: str, gpus: int, out: Path) -> list[str]:
     """The flags each named profile gives `vllm serve` besides model, port and dummy weights.
     NAME+profiler is the same server with vLLM's torch profiler ready for the steps-* scenarios."""
-    from server import profile
-    from server.gpus import detect_gpus
+    from glm1m.server import profile
+    from glm1m.server.gpus import detect_gpus
 
     if name.endswith(PROFILED):
         return profile_flags(name.removesuffix(PROFILED), gpus, out) + profiler_flags(
@@ -100,7 +100,7 @@ def profiler_flags(traces: Path) -> list[str]:
 
 # ---------------------------------------------------------------- server
 def start_server(profile: str, gpus: str, port: int, log: Path) -> subprocess.Popen:
-    from server import process
+    from glm1m.server import process
 
     flags = profile_flags(profile, len(gpus.split(",")), log.parent)
     cmd = [*VLLM, "serve", MODEL, "--served-model-name", SERVED, "--load-format", "dummy",
@@ -261,7 +261,7 @@ async def _followup_app(port: int) -> dict:
 
 async def document_of(llm, tokens: int):
     """Pages of pseudo-words, sized with the server's tokenizer to about `tokens` tokens."""
-    from glm1m.documents.pages import Page, DocumentText
+    from glm1m.documents.pages import DocumentText, Page
 
     rng = random.Random(11)
     words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(2, 9)))
@@ -365,7 +365,7 @@ def save(out: Path, profile: str, key: str, value) -> None:
 
 
 def run_lane(gpus: str, port: int, out: Path, steps: list[str]) -> None:
-    from server import process
+    from glm1m.server import process
 
     out.mkdir(parents=True, exist_ok=True)
     for step in steps:

@@ -111,6 +111,9 @@ from glm1m.llm import STORE_NOTHING; print('one-shot body', STORE_NOTHING)") || 
         /root/appwhl/*.whl || exit 1
     fi
     [ -d /root/repo ] || cp -r "$PWD" /root/repo  # receive-first may have brought a clean copy
+    # This copy runs uninstalled (PYTHONPATH), and pyproject.toml maps server/ and chainlit_app/ to
+    # glm1m.server and glm1m.chainlit_app for an install only: link them where Python looks.
+    ln -sfn ../server /root/repo/glm1m/server && ln -sfn ../chainlit_app /root/repo/glm1m/chainlit_app
     mkdir -p $RES
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > $RES/gpus.csv
     python3 -c "import vllm, torch, transformers; print(vllm.__version__, torch.__version__,

@@ -85,7 +85,7 @@ class Server:
                 "--api-key", KEY, *model, "--", *self.flags]
 
     def start(self) -> None:
-        from server import process
+        from glm1m.server import process
 
         data = self.out / f"data-{self.name}"
         data.mkdir(parents=True, exist_ok=True)
@@ -108,7 +108,7 @@ class Server:
         return time.perf_counter() - self.started
 
     def stop(self) -> None:
-        from server import process
+        from glm1m.server import process
 
         if self.proc is not None:
             process.stop(self.proc, grace_s=90)  # glm1m serve stops its vLLM, then exits

@@ -105,7 +105,7 @@ class Server(revisit.Server):
         return self.out / f"data-{self.name}"
 
     def start(self) -> None:
-        from server import process
+        from glm1m.server import process
 
         self.data.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, "GLM1M_DATA_DIR": str(self.data),

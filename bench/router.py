@@ -28,12 +28,12 @@ from glm1m.documents.answer import MapReduce, OpenDocument, answer
 from glm1m.documents.budget import Strategy, measure
 from glm1m.documents.pdf import extract
 from glm1m.llm import ChatParams, LlmClient
+from glm1m.server import replicas
+from glm1m.server.launch import ServeOptions, resolve
 from glm1m.settings import Settings
 from glm1m.translation.fanout import Job
 from glm1m.translation.job import run_job
 from glm1m.translation.table import open_source
-from server import replicas
-from server.launch import ServeOptions, resolve
 from tests.support.pdfs import make_pdf, words_page
 from tests.support.service import free_port
 

@@ -28,8 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.ocr import MANUAL, scanned_copy  # noqa: E402
+from glm1m.server import launch, process  # noqa: E402
 from glm1m.settings import Settings  # noqa: E402
-from server import launch, process  # noqa: E402
 from tests.support.service import free_port  # noqa: E402
 
 VALGRIND = Path("/usr/share/doc/valgrind/valgrind_manual.pdf.gz")

@@ -27,12 +27,12 @@ import httpx
 from rich.console import Console
 from rich.table import Table
 
-from glm1m.translation.job import run_job
 from glm1m.llm import Llm, LlmClient
+from glm1m.server import launch, process
 from glm1m.settings import Settings
-from glm1m.translation.table import open_source
 from glm1m.translation.fanout import Job
-from server import launch, process
+from glm1m.translation.job import run_job
+from glm1m.translation.table import open_source
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"

@@ -15,21 +15,30 @@ import chainlit.server
 from chainlit.config import config as chainlit_config
 from chainlit.types import ThreadDict
 
-from chainlit_app import file_only, history, leaving, metrics, origins, session, settings_panel, shelf_panel
-from chainlit_app.chat_flow import run_chat
-from chainlit_app.client import llm
-from chainlit_app.document_flow import ask_document, read_documents, reopen_document
-from chainlit_app.file_only import typed_text
-from chainlit_app.i18n import TEXT, default_target, t, target_words
-from chainlit_app.login import check_password, open_accounts_and_history
-from chainlit_app.resume import asked_in_thread, from_thread
-from chainlit_app.session import SessionState
-from chainlit_app.status import in_page_language, say, show_error, shows_errors, stop_line
-from chainlit_app.stoppable import as_task
-from chainlit_app.storage import mount_first
-from chainlit_app.translation_flow import run_translation
-from chainlit_app.upload_guard import upload_guard
-from chainlit_app.uploads import sort_uploads
+from glm1m.chainlit_app import (
+    file_only,
+    history,
+    leaving,
+    metrics,
+    origins,
+    session,
+    settings_panel,
+    shelf_panel,
+)
+from glm1m.chainlit_app.chat_flow import run_chat
+from glm1m.chainlit_app.client import llm
+from glm1m.chainlit_app.document_flow import ask_document, read_documents, reopen_document
+from glm1m.chainlit_app.file_only import typed_text
+from glm1m.chainlit_app.i18n import TEXT, default_target, t, target_words
+from glm1m.chainlit_app.login import check_password, open_accounts_and_history
+from glm1m.chainlit_app.resume import asked_in_thread, from_thread
+from glm1m.chainlit_app.session import SessionState
+from glm1m.chainlit_app.status import in_page_language, say, show_error, shows_errors, stop_line
+from glm1m.chainlit_app.stoppable import as_task
+from glm1m.chainlit_app.storage import mount_first
+from glm1m.chainlit_app.translation_flow import run_translation
+from glm1m.chainlit_app.upload_guard import upload_guard
+from glm1m.chainlit_app.uploads import sort_uploads
 from glm1m.chat import Conversation
 from glm1m.errors import UserFacingError
 from glm1m.llm import ChatParams

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import chainlit as cl
 
-from chainlit_app import session
-from chainlit_app.client import llm
-from chainlit_app.pacing import coalesce
-from chainlit_app.resume import CHAT_TURN
-from chainlit_app.status import Ending, say_if_cut, stream_into
+from glm1m.chainlit_app import session
+from glm1m.chainlit_app.client import llm
+from glm1m.chainlit_app.pacing import coalesce
+from glm1m.chainlit_app.resume import CHAT_TURN
+from glm1m.chainlit_app.status import Ending, say_if_cut, stream_into
 from glm1m.settings import get_settings
 
 

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import chainlit as cl
 
-from chainlit_app import metrics, session
-from chainlit_app.client import llm, prefill_clock
-from chainlit_app.document_words import budget_line, held_words, set_words, strategy_words
-from chainlit_app.i18n import EN, ZH, count_of, seconds, t
-from chainlit_app.pacing import coalesce
-from chainlit_app.passages import cited_passages
-from chainlit_app.status import (
+from glm1m.chainlit_app import metrics, session
+from glm1m.chainlit_app.client import llm, prefill_clock
+from glm1m.chainlit_app.document_words import budget_line, held_words, set_words, strategy_words
+from glm1m.chainlit_app.i18n import EN, ZH, count_of, seconds, t
+from glm1m.chainlit_app.pacing import coalesce
+from glm1m.chainlit_app.passages import cited_passages
+from glm1m.chainlit_app.status import (
     AUTHOR,
     Ending,
     StatusLine,
@@ -27,7 +27,7 @@ from chainlit_app.status import (
     says_own_stop,
     stream_into,
 )
-from chainlit_app.uploads import Upload
+from glm1m.chainlit_app.uploads import Upload
 from glm1m.documents.answer import SET_SUMMARY_REQUEST, SUMMARY_REQUEST, OpenDocument
 from glm1m.documents.asking import Asked, Door, ask, open_file, open_files
 from glm1m.documents.budget import Budget, Strategy

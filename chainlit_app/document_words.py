@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from chainlit_app.i18n import ZH, count_of, t
+from glm1m.chainlit_app.i18n import ZH, count_of, t
 from glm1m.documents.budget import Budget, Strategy
 from glm1m.documents.pages import DocumentText, Kind, letter
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import chainlit.socket
 
-from chainlit_app.i18n import EN, language_of, t
+from glm1m.chainlit_app.i18n import EN, language_of, t
 
 FILES_ONLY = "glm1m_files_only"  # metadata: the text made from the files' names
 FILES_LOST = "glm1m_files_lost"  # metadata: how many referenced files this session does not hold

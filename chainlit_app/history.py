@@ -23,7 +23,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from chainlit_app.history_schema import migrate, schema_problems
+from glm1m.chainlit_app.history_schema import migrate, schema_problems
 from glm1m.errors import HistoryError
 from glm1m.files import UUID
 from glm1m.settings import Settings

@@ -31,9 +31,9 @@ from chainlit.user import User
 from fastapi import APIRouter, Depends, HTTPException, Request, Response
 from fastapi.security import OAuth2PasswordRequestForm
 
-from chainlit_app import history
-from chainlit_app.storage import LocalStorage, file_router, mount_first
 from glm1m.accounts import Accounts, FailedLogins, ensure_auth_secret
+from glm1m.chainlit_app import history
+from glm1m.chainlit_app.storage import LocalStorage, file_router, mount_first
 from glm1m.errors import AccountError, UserFacingError
 from glm1m.settings import Settings
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import chainlit as cl
 
-from chainlit_app.render import without_images
+from glm1m.chainlit_app.render import without_images
 from glm1m.documents.pages import DocumentText, Kind, Page
 from glm1m.documents.sets import DocumentSet
 

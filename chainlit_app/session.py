@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import chainlit as cl
 
-from chainlit_app.i18n import EN, language_of
+from glm1m.chainlit_app.i18n import EN, language_of
 from glm1m.chat import Conversation
 from glm1m.documents.answer import OpenDocument
 from glm1m.documents.sets import DocumentSet

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from chainlit.input_widget import InputWidget, Select, Slider, TextInput
 
-from chainlit_app.i18n import t
-from chainlit_app.session import LANGUAGES
+from glm1m.chainlit_app.i18n import t
+from glm1m.chainlit_app.session import LANGUAGES
 from glm1m.settings import Settings
 
 

@@ -21,11 +21,11 @@ from collections.abc import Awaitable
 import chainlit as cl
 from chainlit.types import CommandDict
 
-from chainlit_app import session
-from chainlit_app.client import llm
-from chainlit_app.document_flow import PageDoor, forget_documents, take_up, user_shelf
-from chainlit_app.i18n import EN, ZH, count_of, t
-from chainlit_app.status import AUTHOR, say, says_own_stop
+from glm1m.chainlit_app import session
+from glm1m.chainlit_app.client import llm
+from glm1m.chainlit_app.document_flow import PageDoor, forget_documents, take_up, user_shelf
+from glm1m.chainlit_app.i18n import EN, ZH, count_of, t
+from glm1m.chainlit_app.status import AUTHOR, say, says_own_stop
 from glm1m.documents.asking import OpenedSet, settle
 from glm1m.documents.sets import DocumentSet
 from glm1m.documents.shelf import Entry, NotOnShelf, count_key

@@ -14,11 +14,11 @@ import chainlit as cl
 from chainlit.chat_context import chat_context
 from chainlit.types import AskActionResponse
 
-from chainlit_app import metrics, session
-from chainlit_app.i18n import ZH, t
-from chainlit_app.pacing import Paced
-from chainlit_app.render import StreamedWithoutImages
 from glm1m.catalog import Said
+from glm1m.chainlit_app import metrics, session
+from glm1m.chainlit_app.i18n import ZH, t
+from glm1m.chainlit_app.pacing import Paced
+from glm1m.chainlit_app.render import StreamedWithoutImages
 from glm1m.chat import close_now
 from glm1m.errors import UserFacingError
 from glm1m.llm import CutAtLimit

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import chainlit as cl
 
-from chainlit_app.i18n import EN, ZH, t
-from chainlit_app.status import AUTHOR, ask_choice
+from glm1m.chainlit_app.i18n import EN, ZH, t
+from glm1m.chainlit_app.status import AUTHOR, ask_choice
 from glm1m.translation.formats import open_table, sheet_names
 from glm1m.translation.source import TableSource
 

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import chainlit as cl
 
-from chainlit_app import leaving, metrics, session
-from chainlit_app.client import llm
-from chainlit_app.i18n import ZH, seconds, t, target_words, unit_words
-from chainlit_app.status import AUTHOR, StatusLine, ask_choice, says_own_stop
-from chainlit_app.table_choice import CHOICE_TIMEOUT_S, choose_table
+from glm1m.chainlit_app import leaving, metrics, session
+from glm1m.chainlit_app.client import llm
+from glm1m.chainlit_app.i18n import ZH, seconds, t, target_words, unit_words
+from glm1m.chainlit_app.status import AUTHOR, StatusLine, ask_choice, says_own_stop
+from glm1m.chainlit_app.table_choice import CHOICE_TIMEOUT_S, choose_table
 from glm1m.files import folder_name, output_stem
 from glm1m.settings import get_settings
 from glm1m.translation.fanout import Job

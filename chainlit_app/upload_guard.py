@@ -31,8 +31,8 @@ from python_multipart.exceptions import FormParserError
 from python_multipart.multipart import MultipartParser, parse_options_header
 from starlette.datastructures import Headers
 
-from chainlit_app.i18n import EN, language_of, t
 from glm1m.catalog import said
+from glm1m.chainlit_app.i18n import EN, language_of, t
 from glm1m.documents.formats import FORMATS
 from glm1m.settings import Settings
 from glm1m.translation.formats import table_formats

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from glm1m.errors import StartFailed
-from server.flags import last_value
+from glm1m.server.flags import last_value
 
 CPUINFO = Path("/proc/cpuinfo")
 AMX_FLAG = "amx_tile"  # what torch.cpu._is_amx_tile_supported() reads, as the kernel lists it

@@ -43,9 +43,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from glm1m.errors import PlanError, StartFailed
-from server.flags import kv_extra_config
-from server.host_tier import HostTier
-from server.plan import GIB, KIB, Plan
+from glm1m.server.flags import kv_extra_config
+from glm1m.server.host_tier import HostTier
+from glm1m.server.plan import GIB, KIB, Plan
 
 SPEC_NAME = "TieringOffloadingSpec"
 HASH_SEED = "0"  # any fixed value; vLLM's FileSystemTierManager docstring suggests "0"

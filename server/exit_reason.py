@@ -8,7 +8,7 @@ import re
 import signal
 from dataclasses import dataclass
 
-from server import cpu
+from glm1m.server import cpu
 
 # process.start writes this line before each start: only what follows the last one is this run's.
 START_MARK = "--- glm1m started: "

@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from server.plan import GIB, Plan
+from glm1m.server.plan import GIB, Plan
 
 # The OS, the app, vLLM's own processes and page cache keep this much, beside ONE server: on the
 # lent 125 GiB H200 host an 82 GiB tier was OOM-killed (dmesg) while a second vLLM server started

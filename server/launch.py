@@ -9,17 +9,32 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from glm1m.errors import StartFailed
+from glm1m.server import cpu, disk_tier, port_holder, process, shm
+from glm1m.server.flags import last_value
+from glm1m.server.gpus import detect_gpus
 from glm1m.settings import Settings
-from server import cpu, disk_tier, port_holder, process, shm
-from server.flags import last_value
-from server.gpus import detect_gpus
 
-# The source checkout this module runs from, when it does (`make setup` builds the demo model and
-# .venv-server there); an installed glm1m has none and keeps its runtime files in the data dir.
-CHECKOUT = Path(__file__).resolve().parents[1]
+# This package's own folder (glm1m.server: server/ of a checkout, site-packages/glm1m/server/ when
+# installed): the route guard, the tool parser and the chat template vLLM loads by path lie in it.
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def source_checkout(package_dir: Path = PACKAGE_DIR) -> Path | None:
+    """The source checkout glm1m runs from (an editable install maps glm1m.server to its server/
+    folder), where `make setup` builds the demo model and .venv-server; None when glm1m is
+    installed: this module then lies inside the glm1m package (site-packages/glm1m/server/), and
+    nothing around site-packages is taken for a checkout."""
+    root = package_dir.parent
+    if (root / "__init__.py").exists() or not (root / "pyproject.toml").is_file():
+        return None
+    return root
+
+
+# An installed glm1m has no checkout and keeps its runtime files in the data dir.
+CHECKOUT = source_checkout()
 DEFAULT_MODEL = "THUDM/glm-4-9b-chat-1m-hf"  # the HF-format checkpoint (GlmForCausalLM)
 SERVED_NAME = "glm-4-9b-chat-1m"
-DEMO_BUILDER = CHECKOUT / "data" / "make_demo_model.py"
+DEMO_BUILDER = CHECKOUT / "data" / "make_demo_model.py" if CHECKOUT else None
 GPU_MAX_MODEL_LEN = 1_048_576
 # On CPU the demo model's KV cache lives in VLLM_CPU_KVCACHE_SPACE GiB; 32K tokens keeps
 # prompts realistic while a 1 GiB cache still holds many of them.
@@ -31,14 +46,14 @@ CPU_KV_CACHE_GIB = "1"
 DEMO_DTYPE = "float32"
 # The ASGI middleware that puts every route but /health, /ping and /metrics behind the key; vLLM
 # imports it from MIDDLEWARE_DIR, which holds nothing else.
-MIDDLEWARE_DIR = Path(__file__).resolve().parent / "middleware"
+MIDDLEWARE_DIR = PACKAGE_DIR / "middleware"
 ROUTE_GUARD = "glm1m_route_guard.RouteGuard"
 READY_TIMEOUT_S = 900.0  # a cold GPU start with CUDA graphs and torch.compile takes minutes
 # GLM-4's function calls as OpenAI tool_calls (server/tool_parser_glm4.py says where the format comes
 # from): vLLM loads the parser by its path and renders tools with the template beside it.
-TOOL_PARSER_PLUGIN = Path(__file__).resolve().parent / "tool_parser_glm4.py"
+TOOL_PARSER_PLUGIN = PACKAGE_DIR / "tool_parser_glm4.py"
 TOOL_PARSER = "glm4"
-TOOLS_CHAT_TEMPLATE = Path(__file__).resolve().parent / "glm4_chat_template.jinja"
+TOOLS_CHAT_TEMPLATE = PACKAGE_DIR / "glm4_chat_template.jinja"
 USER_TOOL_FLAGS = ("--tool-call-parser", "--tool-parser-plugin", "--enable-auto-tool-choice",
                    "--no-enable-auto-tool-choice")
 
@@ -65,11 +80,13 @@ class ServeOptions:
 
 
 def in_checkout() -> bool:
-    return DEMO_BUILDER.exists()
+    return DEMO_BUILDER is not None and DEMO_BUILDER.exists()
 
 
 def demo_model_dir(settings: Settings) -> Path:
-    return CHECKOUT / "data" / "demo-model" if in_checkout() else settings.data_dir / "demo-model"
+    if CHECKOUT is not None and in_checkout():
+        return CHECKOUT / "data" / "demo-model"
+    return settings.data_dir / "demo-model"
 
 
 def resolve(options: ServeOptions, settings: Settings) -> ServeOptions:
@@ -87,8 +104,8 @@ def vllm_python(settings: Settings) -> str:
     """GLM1M_VLLM_PYTHON, else the checkout's .venv-server (make setup), else this python."""
     if settings.vllm_python:
         return str(settings.vllm_python)
-    venv = CHECKOUT / ".venv-server" / "bin" / "python"
-    return str(venv) if venv.exists() else sys.executable
+    venv = CHECKOUT / ".venv-server" / "bin" / "python" if CHECKOUT else None
+    return str(venv) if venv is not None and venv.exists() else sys.executable
 
 
 def vllm_command(options: ServeOptions, python: str) -> list[str]:
@@ -157,7 +174,7 @@ def ensure_demo_model(settings: Settings) -> None:
     folder = demo_model_dir(settings)
     if (folder / "model.safetensors").exists():
         return
-    if not in_checkout():
+    if DEMO_BUILDER is None or not in_checkout():
         raise StartFailed(f"the demo model is built by data/make_demo_model.py of a glm1m checkout "
                           f"and there is none in {folder}; run `make run` in a checkout, or serve "
                           f"a real model with --model PATH.")

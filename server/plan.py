@@ -152,7 +152,7 @@ class GpuSpec:
 
 
 def gpu_from_memory_mib(name: str, mib: int | float) -> GpuSpec:
-    """A GpuSpec from nvidia-smi's memory.total (MiB), e.g. from server.gpus.detect_gpus()."""
+    """A GpuSpec from nvidia-smi's memory.total (MiB), e.g. from glm1m.server.gpus.detect_gpus()."""
     if mib <= 0:
         raise PlanError(f"GPU memory must be positive (got {mib} MiB for {name}).")
     return GpuSpec(name=name, memory_gib=mib / 1024)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import BinaryIO
 
 from glm1m.errors import StartFailed
-from server import exit_reason
+from glm1m.server import exit_reason
 
 STOP_GRACE_S = 30.0
 FOLLOW_POLL_S = 0.2  # how soon a line vLLM logs shows on the terminal of `glm1m serve`

@@ -22,10 +22,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from glm1m.errors import PlanError
-from server.disk_tier import NO_PROFILE, DiskTier, size_disk_tier
-from server.gpus import Gpu
-from server.host_tier import HostTier, host_memory_bytes, size_tier
-from server.plan import (
+from glm1m.server.disk_tier import NO_PROFILE, DiskTier, size_disk_tier
+from glm1m.server.gpus import Gpu
+from glm1m.server.host_tier import HostTier, host_memory_bytes, size_tier
+from glm1m.server.plan import (
     GLM4_9B_CHAT_1M,
     KvCacheDtype,
     Layout,

@@ -16,10 +16,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from glm1m.errors import PlanError
+from glm1m.server import launch, process, router, shm
+from glm1m.server.launch import ServeOptions
+from glm1m.server.router import RouterOptions
 from glm1m.settings import Settings
-from server import launch, process, router, shm
-from server.launch import ServeOptions
-from server.router import RouterOptions
 
 REPLICA_PORT_OFFSET = 10
 ROUTER_METRICS_OFFSET = 3

@@ -40,9 +40,9 @@ import sys
 from dataclasses import dataclass
 
 from glm1m.errors import StartFailed
+from glm1m.server import process
+from glm1m.server.launch import SERVED_NAME
 from glm1m.settings import Settings
-from server import process
-from server.launch import SERVED_NAME
 
 # sticky_least_loaded: the first request with a new X-Session-ID (glm1m's client sends a hash of
 # each prompt's opening; another client, one value per document or conversation) goes to the

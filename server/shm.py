@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from glm1m.errors import StartFailed
-from server.flags import kv_extra_config, last_value
-from server.plan import GIB
+from glm1m.server.flags import kv_extra_config, last_value
+from glm1m.server.plan import GIB
 
 SHM_DIR = Path("/dev/shm")  # vLLM's path is fixed; tests point this elsewhere
 PROC = Path("/proc")

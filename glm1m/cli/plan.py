@@ -9,15 +9,15 @@ from typing import TYPE_CHECKING
 
 from glm1m.cli.output import fail
 from glm1m.errors import PlanError
-from server.gpus import detect_gpus
+from glm1m.server.gpus import detect_gpus
 
 if TYPE_CHECKING:  # rich loads when a plan is shown, not for `glm1m --help`
     from rich.console import Console
     from rich.table import Table
 
-    from server.disk_tier import DiskTier
-    from server.host_tier import HostTier
-from server.plan import (
+    from glm1m.server.disk_tier import DiskTier
+    from glm1m.server.host_tier import HostTier
+from glm1m.server.plan import (
     DEFAULT_UTILIZATION,
     GIB,
     GLM4_9B_CHAT_1M,
@@ -87,9 +87,9 @@ def run_plan(args: argparse.Namespace) -> int:
         return fail(f"plan: --host-mem must be positive (got {args.host_mem:g}).")
     from rich.console import Console
 
+    from glm1m.server.disk_tier import size_disk_tier
+    from glm1m.server.host_tier import host_memory_bytes, size_tier
     from glm1m.settings import Settings
-    from server.disk_tier import size_disk_tier
-    from server.host_tier import host_memory_bytes, size_tier
 
     settings = Settings()
     disk_dir = args.kv_disk or settings.kv_disk_dir

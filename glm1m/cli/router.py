@@ -49,7 +49,7 @@ def check_exposure(host: str, expose: bool) -> None:
 
 def cmd_router(args: argparse.Namespace) -> int:
     from glm1m.keys import server_api_key
-    from server import process, router
+    from glm1m.server import process, router
 
     settings = Settings()
     try:

@@ -10,11 +10,11 @@ from pathlib import Path
 from glm1m.cli.output import fail, say
 from glm1m.cli.plan import add_layout_arg
 from glm1m.errors import PlanError, StartFailed, UserFacingError
+from glm1m.server.flags import last_value
+from glm1m.server.launch import DEFAULT_MODEL, ServeOptions
+from glm1m.server.profile import PROFILES
+from glm1m.server.replicas import Stack
 from glm1m.settings import Settings
-from server.flags import last_value
-from server.launch import DEFAULT_MODEL, ServeOptions
-from server.profile import PROFILES
-from server.replicas import Stack
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 # What answers without the key (server/middleware/glm1m_route_guard.py guards every other route).
@@ -69,10 +69,10 @@ def serve_options(args: argparse.Namespace, settings: Settings | None = None) ->
     """Raises PlanError (one sentence) when the GPUs cannot hold what was asked. With a disk tier
     it also prunes the tier's folder to its cap, which must happen before vLLM starts."""
     from glm1m.keys import server_api_key
-    from server import launch, profile
-    from server.disk_tier import NO_CPU_TIER, prune
-    from server.gpus import detect_gpus
-    from server.plan import GIB
+    from glm1m.server import launch, profile
+    from glm1m.server.disk_tier import NO_CPU_TIER, prune
+    from glm1m.server.gpus import detect_gpus
+    from glm1m.server.plan import GIB
 
     settings = settings or Settings()
     check_exposure(args.host, args.expose)
@@ -132,7 +132,7 @@ def check_exposure(host: str, expose: bool) -> None:
 def cmd_serve(args: argparse.Namespace) -> int:
     import subprocess
 
-    from server import exit_reason, launch, process, shm
+    from glm1m.server import exit_reason, launch, process, shm
 
     settings = Settings()
     shm_before = shm.regions()  # what is in /dev/shm now is another server's; see give_back_shm
@@ -175,7 +175,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def give_back_shm(before: frozenset[Path], stopped_groups: list[int]) -> None:
     """Remove the /dev/shm KV regions that glm1m's stopped vLLM left (a force-killed engine never
     unlinks its own: server/shm.py) and say so; another server's stay."""
-    from server import shm
+    from glm1m.server import shm
 
     removed = shm.remove_left_behind(before, stopped_groups)
     if removed.paths:
@@ -184,8 +184,8 @@ def give_back_shm(before: frozenset[Path], stopped_groups: list[int]) -> None:
 
 def plan_replicas(args: argparse.Namespace, options: ServeOptions, settings: Settings) -> Stack:
     """Raises PlanError when the GPUs cannot hold --replicas x --gpus."""
-    from server import replicas
-    from server.gpus import detect_gpus
+    from glm1m.server import replicas
+    from glm1m.server.gpus import detect_gpus
 
     detected = len(detect_gpus()) if options.gpu else 0
     return replicas.plan_stack(options, args.replicas, args.gpus, detected, settings)
@@ -203,7 +203,7 @@ def serve_replicas(args: argparse.Namespace, options: ServeOptions, settings: Se
     removes the /dev/shm regions they left that were not there before (shm_before)."""
     import subprocess
 
-    from server import replicas
+    from glm1m.server import replicas
 
     procs: list[subprocess.Popen] = []
     if options.host not in LOOPBACK:
@@ -231,9 +231,9 @@ def serve_replicas(args: argparse.Namespace, options: ServeOptions, settings: Se
 
 def record_served(options: ServeOptions, args: argparse.Namespace, settings: Settings) -> None:
     """What was started, for the app's prefill estimate (glm1m/serving.py); it never stops a start."""
+    from glm1m.server import launch
+    from glm1m.server.gpus import detect_gpus
     from glm1m.serving import Served, record
-    from server import launch
-    from server.gpus import detect_gpus
 
     cmd = launch.vllm_command(options, "python")
     gpus = detect_gpus() if options.gpu else []

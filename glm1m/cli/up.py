@@ -14,19 +14,20 @@ from pathlib import Path
 from glm1m.cli.output import fail, say
 from glm1m.cli.serve import add_serve_args, record_served, serve_options
 from glm1m.errors import StartFailed, UserFacingError
+from glm1m.server.launch import ServeOptions
 from glm1m.settings import Settings
-from server.launch import ServeOptions
 
 UI_READY_TIMEOUT_S = 120.0
 UI_ROOT_FILES = ("chainlit.md", "chainlit_zh-CN.md", ".chainlit/config.toml", "public/lang.js")
 
 
 def ui_package_dir() -> Path:
-    """Where the installed (or checked-out) chainlit_app package lies; found, not imported: the
-    core never imports the web door."""
-    spec = importlib.util.find_spec("chainlit_app")
+    """Where the glm1m.chainlit_app package lies (chainlit_app/ of a checkout installed with -e,
+    site-packages/glm1m/chainlit_app/ otherwise); found, not imported: the core never imports the
+    web door."""
+    spec = importlib.util.find_spec("glm1m.chainlit_app")
     if spec is None or spec.origin is None:
-        raise StartFailed("the chainlit_app package is not installed with glm1m; reinstall glm1m.")
+        raise StartFailed("the glm1m.chainlit_app package is not installed with glm1m; reinstall glm1m.")
     return Path(spec.origin).parent
 
 
@@ -75,7 +76,7 @@ def ui_env(server: ServeOptions, tokenize_url: str = "") -> dict[str, str]:
 
 def start_ui(server: ServeOptions, host: str, port: int, settings: Settings,
              log_path: str, tokenize_url: str = "") -> subprocess.Popen:
-    from server import process
+    from glm1m.server import process
 
     process.require_free_port(host, port, "the UI")
     root = prepare_ui_root(settings)
@@ -93,7 +94,7 @@ def ui_answers(url: str) -> bool:
 
 
 def wait_ui(proc: subprocess.Popen, url: str, log_path: str) -> None:
-    from server import process
+    from glm1m.server import process
 
     process.wait_until(lambda: ui_answers(url), proc, "the Chainlit UI", UI_READY_TIMEOUT_S, log_path)
 
@@ -101,7 +102,7 @@ def wait_ui(proc: subprocess.Popen, url: str, log_path: str) -> None:
 def cmd_up(args: argparse.Namespace) -> int:
     from glm1m.cli.serve import give_back_shm
     from glm1m.cli.users import ensure_first_user
-    from server import launch, process, shm
+    from glm1m.server import launch, process, shm
 
     settings = Settings()
     shm_before = shm.regions()  # another server's; ours are removed after ours stop (serve.py)
@@ -149,7 +150,7 @@ def cmd_up(args: argparse.Namespace) -> int:
 
 def wait_any(children: list[subprocess.Popen], server_log: str) -> int:
     """Block until one child exits (then the finally-clause stops the other); say which and why."""
-    from server import exit_reason
+    from glm1m.server import exit_reason
 
     pid, status = os.wait()
     code = os.waitstatus_to_exitcode(status)
@@ -169,7 +170,7 @@ def up_replicas(args: argparse.Namespace, options: ServeOptions, settings: Setti
     from dataclasses import replace
 
     from glm1m.cli.serve import give_back_shm, plan_replicas, ready_line
-    from server import replicas
+    from glm1m.server import replicas
 
     procs: list[subprocess.Popen] = []
     ui_log = str(settings.log_dir / "chainlit.log")

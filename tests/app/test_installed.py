@@ -46,8 +46,8 @@ def run(site: Path, cwd: Path, *code: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_installed_cli_runs_from_anywhere(installed: Path, tmp_path: Path) -> None:
-    where = run(installed, tmp_path, "-c", "import glm1m, chainlit_app, server; "
-                "print(glm1m.__file__, chainlit_app.__file__, server.__file__)")
+    where = run(installed, tmp_path, "-c", "import glm1m, glm1m.chainlit_app, glm1m.server; "
+                "print(glm1m.__file__, glm1m.chainlit_app.__file__, glm1m.server.__file__)")
     assert where.returncode == 0, where.stderr
     assert all(path.startswith(str(installed)) for path in where.stdout.split())
     shown = run(installed, tmp_path, "-m", "glm1m.cli", "--help")
@@ -55,10 +55,33 @@ def test_the_installed_cli_runs_from_anywhere(installed: Path, tmp_path: Path) -
     plan = run(installed, tmp_path, "-m", "glm1m.cli", "plan", "--gpu", "h200")
     assert plan.returncode == 0 and "--max-model-len" in plan.stdout
     # The shipped UI config travelled with the package.
-    assert (installed / "chainlit_app" / "ui" / ".chainlit" / "config.toml").is_file()
-    assert (installed / "chainlit_app" / "ui" / "public" / "lang.js").is_file()  # the page's <html lang>
-    # ... and so did the route guard vLLM loads from its own folder (server/launch.py).
-    assert (installed / "server" / "middleware" / "glm1m_route_guard.py").is_file()
+    ui = installed / "glm1m" / "chainlit_app" / "ui"
+    assert (ui / ".chainlit" / "config.toml").is_file()
+    assert (ui / "public" / "lang.js").is_file()  # the page's <html lang>
+    # ... and so did what vLLM loads by path (server/launch.py) and the monitoring config.
+    server = installed / "glm1m" / "server"
+    assert (server / "middleware" / "glm1m_route_guard.py").is_file()
+    assert (server / "tool_parser_glm4.py").is_file() and (server / "glm4_chat_template.jinja").is_file()
+    assert (server / "monitoring" / "prometheus.yml").is_file()
+
+
+def test_the_installed_glm1m_is_one_namespace_and_no_checkout(installed: Path, tmp_path: Path) -> None:
+    """Only glm1m (and its dist-info, and the `glm1m` script) lands in site-packages: nothing named
+    `server` or `chainlit_app` that another package could clash with; and glm1m.server, installed,
+    finds its plugins beside itself and no checkout around site-packages."""
+    assert sorted(p.name for p in installed.iterdir() if not p.name.startswith("glm1m")) == ["bin"]
+    assert not (installed / "server").exists() and not (installed / "chainlit_app").exists()
+    for name in ("server", "chainlit_app"):
+        gone = run(installed, tmp_path, "-c", f"import {name}")
+        assert gone.returncode != 0 and f"No module named '{name}'" in gone.stderr
+    probe = ("from glm1m.server import launch; "
+             "print(launch.CHECKOUT, launch.TOOL_PARSER_PLUGIN, launch.MIDDLEWARE_DIR, sep='\\n')")
+    found = run(installed, tmp_path, "-c", probe)
+    assert found.returncode == 0, found.stderr
+    checkout, plugin, middleware = found.stdout.splitlines()
+    assert checkout == "None"
+    assert Path(plugin) == installed.resolve() / "glm1m" / "server" / "tool_parser_glm4.py"
+    assert Path(middleware) == installed.resolve() / "glm1m" / "server" / "middleware"
 
 
 def test_the_installed_ui_starts_from_the_package_and_writes_only_to_the_data_dir(

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page
 
-from chainlit_app.leaving import GRACE_S
+from glm1m.chainlit_app.leaving import GRACE_S
 from tests.browser.conftest import ask, only_loopback, open_chat, screenshot
 from tests.support.metrics import eventually, running
 

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from glm1m.server.launch import vllm_python
 from glm1m.settings import Settings
-from server.launch import CHECKOUT as ROOT, vllm_python
+from tests.conftest import ROOT
 
 BUILDER = ROOT / "data" / "make_demo_model.py"
 

@@ -18,12 +18,12 @@ from glm1m.documents.answer import MapReduce, OpenDocument, answer
 from glm1m.documents.budget import Strategy, measure
 from glm1m.documents.pdf import extract
 from glm1m.llm import AFFINITY_CHARS, ChatParams, LlmClient
+from glm1m.server.launch import SERVED_NAME
+from glm1m.server.router import SESSION_HEADER
 from glm1m.settings import Settings
 from glm1m.translation.fanout import Job
 from glm1m.translation.job import run_job
 from glm1m.translation.table import open_source
-from server.launch import SERVED_NAME
-from server.router import SESSION_HEADER
 from tests.support.metrics import eventually
 from tests.support.pdfs import make_pdf, words_page
 from tests.support.router_stack import RouterStack, router_stack, start_replica

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from server import process
+from glm1m.server import process
 from tests.conftest import ROOT, app_env
 from tests.integration.test_serve import serve, stop, vllm_group
 from tests.support.service import Service, free_port

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from openai import AsyncOpenAI
 
-from server.launch import SERVED_NAME
+from glm1m.server.launch import SERVED_NAME
 
 pytestmark = pytest.mark.server
 

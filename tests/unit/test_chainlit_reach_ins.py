@@ -45,13 +45,13 @@ from sqlalchemy import event
 from starlette.requests import Request
 from starlette.routing import BaseRoute
 
-from chainlit_app import file_only
-from chainlit_app.history import open_history
-from chainlit_app.history_schema import TABLES
-from chainlit_app.i18n import EN, t
-from chainlit_app.login import CREDENTIAL
-from chainlit_app.status import CHAINLIT_STOPPED
-from chainlit_app.storage import LocalStorage, mount_first
+from glm1m.chainlit_app import file_only
+from glm1m.chainlit_app.history import open_history
+from glm1m.chainlit_app.history_schema import TABLES
+from glm1m.chainlit_app.i18n import EN, t
+from glm1m.chainlit_app.login import CREDENTIAL
+from glm1m.chainlit_app.status import CHAINLIT_STOPPED
+from glm1m.chainlit_app.storage import LocalStorage, mount_first
 from glm1m.settings import Settings
 
 SECRET = "a-test-secret-of-at-least-32-bytes-for-hs256"

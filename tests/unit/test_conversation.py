@@ -2,8 +2,8 @@
 
 import json
 
-from chainlit_app.resume import CHAT_TURN, asked_in_thread, from_thread
-from chainlit_app.session import SessionState
+from glm1m.chainlit_app.resume import CHAT_TURN, asked_in_thread, from_thread
+from glm1m.chainlit_app.session import SessionState
 from glm1m.chat import Conversation
 from glm1m.llm import ChatParams
 

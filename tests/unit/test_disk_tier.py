@@ -11,14 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from glm1m.cli import plan as plan_cli
-from glm1m.cli import serve as serve_cli
+from glm1m.cli import plan as plan_cli, serve as serve_cli
 from glm1m.cli.main import build_parser
 from glm1m.errors import PlanError, StartFailed
-from server import disk_tier, launch
-from server.disk_tier import NO_CPU_TIER, NO_PROFILE, prune
-from server.gpus import Gpu
-from server.plan import GIB
+from glm1m.server import disk_tier, launch
+from glm1m.server.disk_tier import NO_CPU_TIER, NO_PROFILE, prune
+from glm1m.server.gpus import Gpu
+from glm1m.server.plan import GIB
 
 H200 = Gpu("NVIDIA H200", 143_771)
 MIB = 1 << 20
@@ -32,8 +31,8 @@ def no_tier_settings(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def serve(monkeypatch: pytest.MonkeyPatch, *argv: str, gpus: list[Gpu] | None = None,
           host_gib: int = 128) -> launch.ServeOptions:
-    monkeypatch.setattr("server.gpus.detect_gpus", lambda: [H200] if gpus is None else gpus)
-    monkeypatch.setattr("server.profile.host_memory_bytes", lambda: host_gib * GIB)
+    monkeypatch.setattr("glm1m.server.gpus.detect_gpus", lambda: [H200] if gpus is None else gpus)
+    monkeypatch.setattr("glm1m.server.profile.host_memory_bytes", lambda: host_gib * GIB)
     return serve_cli.serve_options(build_parser().parse_args(["serve", *argv]))
 
 

@@ -7,8 +7,8 @@ import argparse
 
 import pytest
 
-from chainlit_app import document_flow
-from chainlit_app.i18n import EN, ZH
+from glm1m.chainlit_app import document_flow
+from glm1m.chainlit_app.i18n import EN, ZH
 from glm1m.cli import summarize
 from glm1m.serving import PrefillClock, Served
 from glm1m.settings import Settings

@@ -91,7 +91,7 @@ def test_a_store_of_an_unknown_format_gets_the_sentence(tmp_path: Path) -> None:
 
 def test_the_page_shows_a_cited_section_with_where_to_find_it() -> None:
     """cited_passages names each side element page.label and fills it with passage(page)."""
-    from chainlit_app.passages import passage
+    from glm1m.chainlit_app.passages import passage
 
     shown = guide().cited("Edit it [§ 2].")
     assert [p.label for p in shown] == ["§ 2"]  # the name the answer links, as it cites it

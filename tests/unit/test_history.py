@@ -16,11 +16,11 @@ from chainlit.step import StepDict
 from chainlit.types import Feedback, Pagination, ThreadDict, ThreadFilter
 from chainlit.user import User
 
+from glm1m.chainlit_app.history import HistoryDataLayer, HistoryError, database_url, open_history
+from glm1m.chainlit_app.history_schema import TABLES
+from glm1m.chainlit_app.storage import LocalStorage
 from glm1m.errors import UserFacingError
-from chainlit_app.history import HistoryDataLayer, HistoryError, database_url, open_history
-from chainlit_app.history_schema import TABLES
 from glm1m.settings import Settings
-from chainlit_app.storage import LocalStorage
 
 # Chainlit's own dump of the SQL schema it documents for this data layer (2.x docs): it lacks
 # columns that 2.12 writes (modes, autoCollapse, autoPlay, playerConfig).

@@ -8,10 +8,10 @@ import argparse
 import pytest
 
 from glm1m.cli import plan as plan_cli
-from server.gpus import Gpu
-from server.host_tier import PINNED_COST, RESERVED_BYTES, size_tier
-from server.plan import GIB, GLM4_9B_CHAT_1M, GPUS, make_plan
-from server.profile import profile_flags
+from glm1m.server.gpus import Gpu
+from glm1m.server.host_tier import PINNED_COST, RESERVED_BYTES, size_tier
+from glm1m.server.plan import GIB, GLM4_9B_CHAT_1M, GPUS, make_plan
+from glm1m.server.profile import profile_flags
 
 H200 = Gpu("NVIDIA H200", 143_771)
 

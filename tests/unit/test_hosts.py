@@ -11,7 +11,7 @@ from fastapi import FastAPI, WebSocket
 from fastapi.testclient import TestClient
 from starlette.testclient import WebSocketDenialResponse
 
-from chainlit_app import origins
+from glm1m.chainlit_app import origins
 from glm1m.settings import Settings
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import httpx
 
-from chainlit_app.file_only import FILES_ONLY, name_files, typed_text
-from chainlit_app.i18n import EN, ZH, default_target, language_of, seconds, t
+from glm1m.chainlit_app.file_only import FILES_ONLY, name_files, typed_text
+from glm1m.chainlit_app.i18n import EN, ZH, default_target, language_of, seconds, t
 from glm1m.llm import ChatParams, CutAtLimit, LlmClient
 from glm1m.progress import Progress, Stage
 from glm1m.settings import Settings

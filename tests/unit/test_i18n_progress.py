@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from chainlit_app.pacing import Paced
+from glm1m.chainlit_app.pacing import Paced
 
 
 async def test_a_held_back_report_is_shown_when_its_interval_is_up() -> None:

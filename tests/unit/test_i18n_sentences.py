@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import re
 
-from chainlit_app.upload_guard import KINDS, kind_of, too_large, too_large_for_any, unsupported
-from chainlit_app.uploads import sort_uploads
 from glm1m.catalog import EN, ZH
+from glm1m.chainlit_app.upload_guard import KINDS, kind_of, too_large, too_large_for_any, unsupported
+from glm1m.chainlit_app.uploads import sort_uploads
 from glm1m.settings import Settings
 
 SETTINGS = Settings(pdf_max_mb=2, csv_max_mb=1, xlsx_max_mb=1, _env_file=None)

@@ -17,9 +17,9 @@ import pytest
 from glm1m.cli import serve as cli
 from glm1m.cli.main import build_parser
 from glm1m.cli.serve import serve_options
+from glm1m.server import launch, process
+from glm1m.server.gpus import Gpu, parse_gpu_line
 from glm1m.settings import Settings
-from server import launch, process
-from server.gpus import Gpu, parse_gpu_line
 
 
 def options(**kw) -> launch.ServeOptions:
@@ -82,12 +82,12 @@ RTX4090 = Gpu("NVIDIA GeForce RTX 4090", 24_564)
 
 
 def serve_args(monkeypatch: pytest.MonkeyPatch, gpus: list[Gpu], *argv: str):
-    monkeypatch.setattr("server.gpus.detect_gpus", lambda: gpus)
+    monkeypatch.setattr("glm1m.server.gpus.detect_gpus", lambda: gpus)
     return serve_options(build_parser().parse_args(["serve", *argv]))
 
 
 def test_cli_without_gpu_or_model_falls_back_to_demo(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("server.gpus.detect_gpus", lambda: [])
+    monkeypatch.setattr("glm1m.server.gpus.detect_gpus", lambda: [])
     monkeypatch.delenv("MODEL", raising=False)
     args = build_parser().parse_args(["serve"])
     assert serve_options(args).demo
@@ -126,7 +126,7 @@ def test_two_gpus_with_layout_tensor_serve_one_tensor_parallel_engine(monkeypatc
 
 
 def test_impossible_request_is_one_sentence_not_a_vllm_trace(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
-    monkeypatch.setattr("server.gpus.detect_gpus", lambda: [RTX4090])
+    monkeypatch.setattr("glm1m.server.gpus.detect_gpus", lambda: [RTX4090])
     code = cli.cmd_serve(build_parser().parse_args(["serve", "--max-model-len", "1048576"]))
     out = capsys.readouterr().err.strip()
     assert code == 2 and len(out.splitlines()) == 1
@@ -175,7 +175,7 @@ def test_serve_generates_a_key_once_into_the_data_dir(monkeypatch: pytest.Monkey
 
 def test_listening_beyond_loopback_needs_expose_and_says_what_stays_open(
         monkeypatch: pytest.MonkeyPatch, capsys, tmp_path) -> None:
-    monkeypatch.setattr("server.gpus.detect_gpus", lambda: [H200])
+    monkeypatch.setattr("glm1m.server.gpus.detect_gpus", lambda: [H200])
     monkeypatch.setenv("GLM1M_DATA_DIR", str(tmp_path))
     code = cli.cmd_serve(build_parser().parse_args(["serve", "--host", "0.0.0.0"]))
     out = capsys.readouterr().err.strip()
@@ -266,7 +266,7 @@ def test_stop_lets_the_leader_stop_its_children_then_kills_what_it_left(tmp_path
 
 def test_a_python_without_vllm_is_named_in_one_sentence(monkeypatch: pytest.MonkeyPatch, capsys,
                                                          tmp_path: Path) -> None:
-    monkeypatch.setattr("server.gpus.detect_gpus", lambda: [])
+    monkeypatch.setattr("glm1m.server.gpus.detect_gpus", lambda: [])
     monkeypatch.setenv("GLM1M_DATA_DIR", str(tmp_path))
     monkeypatch.setenv("GLM1M_VLLM_PYTHON", sys.executable)  # the app's venv: no vLLM in it
     with socket.socket() as spare:

@@ -3,8 +3,8 @@ documents in one message are all read, together (none is left out)."""
 
 from __future__ import annotations
 
-from chainlit_app.uploads import sort_uploads as sort
 from glm1m.catalog import EN
+from glm1m.chainlit_app.uploads import sort_uploads as sort
 
 
 def test_files_a_message_cannot_use_are_named_not_ignored() -> None:

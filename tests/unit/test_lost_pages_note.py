@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from chainlit_app.document_flow import lost_words
-from chainlit_app.i18n import EN, ZH
+from glm1m.chainlit_app.document_flow import lost_words
+from glm1m.chainlit_app.i18n import EN, ZH
 from glm1m.documents.pages import DocumentText, Page, lost_note
 
 

@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from chainlit_app import metrics
+from glm1m.chainlit_app import metrics
 
 
 def test_a_taken_metrics_port_warns_once_and_raises_nothing(capsys: pytest.CaptureFixture[str]) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chainlit_app.file_only import FILES_LOST, name_files, refusal, typed_text
-from chainlit_app.i18n import EN, ZH
-from chainlit_app.translation_flow import layout_words
+from glm1m.chainlit_app.file_only import FILES_LOST, name_files, refusal, typed_text
+from glm1m.chainlit_app.i18n import EN, ZH
+from glm1m.chainlit_app.translation_flow import layout_words
 from glm1m.translation.table import open_source
 
 

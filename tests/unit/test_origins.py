@@ -9,7 +9,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.websockets import WebSocketDisconnect
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
-from chainlit_app import origins
+from glm1m.chainlit_app import origins
 from glm1m.settings import Settings
 
 

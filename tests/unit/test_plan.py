@@ -9,9 +9,16 @@ from pathlib import Path
 import pytest
 
 from glm1m.cli import plan as plan_cli
-from server.gpus import Gpu
-from server.plan import (
-    GIB, GLM4_9B_CHAT_1M, GPUS, ModelShape, PlanError, compare_layouts, evaluate, gpu_from_memory_mib,
+from glm1m.server.gpus import Gpu
+from glm1m.server.plan import (
+    GIB,
+    GLM4_9B_CHAT_1M,
+    GPUS,
+    ModelShape,
+    PlanError,
+    compare_layouts,
+    evaluate,
+    gpu_from_memory_mib,
     make_plan,
 )
 

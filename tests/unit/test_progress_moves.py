@@ -15,8 +15,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from chainlit_app.i18n import EN, ZH
-from chainlit_app.translation_flow import rate
+from glm1m.chainlit_app.i18n import EN, ZH
+from glm1m.chainlit_app.translation_flow import rate
 from glm1m.cli.bar import status_text
 from glm1m.documents.mapreduce import MapReduce, ask_map_reduce
 from glm1m.documents.pages import DocumentText, Page

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from chainlit_app.render import StreamedWithoutImages, without_images
+from glm1m.chainlit_app.render import StreamedWithoutImages, without_images
 
 ROOT = Path(__file__).resolve().parents[2]
 LEAK = "https://evil.example/c?d=secret"

@@ -9,9 +9,9 @@ import pytest
 from glm1m.cli.main import build_parser
 from glm1m.errors import PlanError, StartFailed
 from glm1m.llm import AFFINITY_CHARS, ChatParams, LlmClient, affinity_headers
+from glm1m.server import replicas, router
+from glm1m.server.launch import ServeOptions, vllm_env
 from glm1m.settings import Settings
-from server import replicas, router
-from server.launch import ServeOptions, vllm_env
 
 
 def flag(cmd: list[str], name: str) -> str:

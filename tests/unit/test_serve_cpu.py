@@ -13,9 +13,9 @@ import pytest
 from glm1m.cli import serve as cli
 from glm1m.cli.main import build_parser
 from glm1m.errors import StartFailed
+from glm1m.server import cpu, launch, process
+from glm1m.server.flags import last_value
 from glm1m.settings import Settings
-from server import cpu, launch, process
-from server.flags import last_value
 from tests.support.service import free_port
 
 # /proc/cpuinfo of the Intel Xeon (KVM) where the demo died, and of the AMD EPYC where it did not.
@@ -92,7 +92,7 @@ def test_without_amx_nothing_is_refused(tmp_path: Path, monkeypatch: pytest.Monk
 @pytest.mark.usefixtures("amx")
 def test_glm1m_serve_on_amx_refuses_before_vllm_loads_anything(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr("server.gpus.detect_gpus", lambda: [])
+    monkeypatch.setattr("glm1m.server.gpus.detect_gpus", lambda: [])
     monkeypatch.setenv("GLM1M_DATA_DIR", str(tmp_path / "data"))
     started: list[list[str]] = []
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from glm1m.errors import StartFailed
-from server import cpu, exit_reason, process
+from glm1m.server import cpu, exit_reason, process
 
 WORKER_SIGILL = """\
 (APIServer pid=24384) INFO 12-01 22:44:31 [api_server.py:577] Starting vLLM server on http://127.0.0.1:18311
@@ -127,7 +127,7 @@ def test_wait_until_says_why_the_process_ended_before_it_was_ready(tmp_path: Pat
 
 def test_a_followed_log_reaches_the_terminal_whole(tmp_path: Path) -> None:
     """`glm1m serve` shows vLLM's log as it grows (process.start with echo) and keeps the file."""
-    runner = ("import sys\nfrom server import process\n"
+    runner = ("import sys\nfrom glm1m.server import process\n"
               "p = process.start([sys.executable, '-c', 'for i in range(3): print(i, flush=True)'],"
               " log_path=sys.argv[1], echo=True)\np.wait()\n"
               "import threading\n[t.join() for t in threading.enumerate() if t.name.startswith('log of')]\n")
@@ -142,10 +142,10 @@ def test_a_server_that_dies_while_serving_is_a_failure_said_with_its_cause(
     """vLLM's API server exits 0 after its worker died: `glm1m serve` says so and exits 1."""
     from glm1m.cli import serve as cli
     from glm1m.cli.main import build_parser
-    from server import launch
+    from glm1m.server import launch
     from tests.support.service import free_port
 
-    monkeypatch.setattr("server.gpus.detect_gpus", lambda: [])
+    monkeypatch.setattr("glm1m.server.gpus.detect_gpus", lambda: [])
     monkeypatch.setenv("GLM1M_DATA_DIR", str(tmp_path / "data"))
     dies = f"print({WORKER_SIGILL.splitlines()[1]!r})"
     monkeypatch.setattr(launch, "start", lambda options, settings, log_path=None, echo=False:

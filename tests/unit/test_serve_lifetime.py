@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 
 from glm1m.errors import StartFailed
-from server import launch
+from glm1m.server import launch
 
 ROOT = Path(__file__).resolve().parents[2]
 # A starter that glm1m serve stands in for: process.start, then wait to be killed.
 STARTER = """
 import sys, signal
-from server import process
+from glm1m.server import process
 child = process.start([sys.executable, "-c", sys.argv[1], sys.argv[2]])
 print(child.pid, flush=True)
 signal.pause()

@@ -3,9 +3,9 @@ and the passages beside an answer about several: each names its document."""
 
 from __future__ import annotations
 
-from chainlit_app.document_words import budget_line, held_words, set_words
-from chainlit_app.i18n import EN, ZH, count_of
-from chainlit_app.passages import passages
+from glm1m.chainlit_app.document_words import budget_line, held_words, set_words
+from glm1m.chainlit_app.i18n import EN, ZH, count_of
+from glm1m.chainlit_app.passages import passages
 from glm1m.documents.budget import Budget
 from glm1m.documents.pages import DocumentText, Kind, Page
 from glm1m.documents.sets import DocumentSet

@@ -4,8 +4,8 @@ import asyncio
 
 import pytest
 
+from glm1m.chainlit_app.pacing import coalesce
 from glm1m.chat import Conversation
-from chainlit_app.pacing import coalesce
 from glm1m.settings import Settings
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from chainlit_app.i18n import EN, ZH
-from chainlit_app.settings_panel import system_prompt, widgets
+from glm1m.chainlit_app.i18n import EN, ZH
+from glm1m.chainlit_app.settings_panel import system_prompt, widgets
 from glm1m.settings import Settings
 
 

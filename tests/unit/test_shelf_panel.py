@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from chainlit_app.i18n import EN, ZH
-from chainlit_app.shelf_panel import listing, named_like
+from glm1m.chainlit_app.i18n import EN, ZH
+from glm1m.chainlit_app.shelf_panel import listing, named_like
 from glm1m.documents.asking import settle
 from glm1m.documents.formats import ReadOptions
 from glm1m.documents.shelf import Entry, Shelf

@@ -16,11 +16,11 @@ import pytest
 from glm1m.cli import serve as serve_cli
 from glm1m.cli.main import build_parser
 from glm1m.errors import StartFailed
+from glm1m.server import launch, process, replicas, shm
+from glm1m.server.gpus import Gpu
+from glm1m.server.launch import ServeOptions
+from glm1m.server.plan import GIB
 from glm1m.settings import Settings
-from server import launch, process, replicas, shm
-from server.gpus import Gpu
-from server.launch import ServeOptions
-from server.plan import GIB
 
 H200 = Gpu("NVIDIA H200", 143_771)
 MIB = 1 << 20
@@ -59,8 +59,8 @@ def free_port() -> int:
 
 def fake_h200(monkeypatch: pytest.MonkeyPatch, host_gib: int = 128) -> list[list[str]]:
     """An H200 on a host of host_gib; what reaches process.start is recorded, and not started."""
-    monkeypatch.setattr("server.gpus.detect_gpus", lambda: [H200])
-    monkeypatch.setattr("server.profile.host_memory_bytes", lambda: host_gib * GIB)
+    monkeypatch.setattr("glm1m.server.gpus.detect_gpus", lambda: [H200])
+    monkeypatch.setattr("glm1m.server.profile.host_memory_bytes", lambda: host_gib * GIB)
     monkeypatch.setattr(launch, "require_vllm", lambda python: None)
     started: list[list[str]] = []
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from chainlit_app.pacing import coalesce
+from glm1m.chainlit_app.pacing import coalesce
 from glm1m.chat import Conversation
 from glm1m.documents.answer import answer, open_document
 from glm1m.documents.asking import Door, ask, open_file

@@ -11,7 +11,7 @@ from fastapi import FastAPI
 from fastapi.responses import HTMLResponse
 from fastapi.testclient import TestClient
 
-from chainlit_app.storage import LocalStorage, UnsafeObjectKey, file_router, mount_first
+from glm1m.chainlit_app.storage import LocalStorage, UnsafeObjectKey, file_router, mount_first
 
 ALICE_KEY = "alice-id/element-1/report 1.pdf"
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 
-from server.tool_parser_glm4 import Call, CallStream, json_end, parse, tool_names
+from glm1m.server.tool_parser_glm4 import Call, CallStream, json_end, parse, tool_names
 
 NAMES = {"get_weather", "get_time"}
 WEATHER = Call("get_weather", '{"city": "Beijing"}')

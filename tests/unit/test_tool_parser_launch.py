@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from glm1m.server import launch
+from glm1m.server.flags import last_value
 from glm1m.settings import Settings
-from server import launch
-from server.flags import last_value
 
 
 def command(*extra: str, **kw) -> list[str]:

@@ -8,7 +8,7 @@ import pytest
 from fastapi import HTTPException
 from starlette.requests import Request
 
-from chainlit_app.upload_guard import MB, receive_file
+from glm1m.chainlit_app.upload_guard import MB, receive_file
 from glm1m.settings import Settings
 
 SETTINGS = Settings(pdf_max_mb=2, csv_max_mb=1, xlsx_max_mb=1, _env_file=None)

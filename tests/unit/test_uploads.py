@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from chainlit_app.uploads import sort_uploads
+from glm1m.chainlit_app.uploads import sort_uploads
 from glm1m.files import folder_name, output_stem
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import time
 
-from chainlit_app.document_flow import waiting_line
-from chainlit_app.i18n import ZH
+from glm1m.chainlit_app.document_flow import waiting_line
+from glm1m.chainlit_app.i18n import ZH
 from glm1m.documents.answer import MapReduce, OpenDocument
 from glm1m.documents.budget import Budget, Strategy
 from glm1m.documents.pages import DocumentText, Page

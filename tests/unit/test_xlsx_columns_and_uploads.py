@@ -12,7 +12,7 @@ from openpyxl.cell.rich_text import CellRichText, TextBlock
 from openpyxl.cell.text import InlineFont
 from openpyxl.chart import BarChart, Reference
 
-from chainlit_app.uploads import sort_uploads
+from glm1m.chainlit_app.uploads import sort_uploads
 from glm1m.errors import CsvError
 from glm1m.translation.fanout import Job
 from glm1m.translation.formats import open_table
