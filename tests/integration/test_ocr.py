@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import os
 import threading
 from pathlib import Path
@@ -100,7 +101,9 @@ def test_stop_during_ocr_ends_every_worker(tmp_path: Path) -> None:
 
     def on_progress(progress: Progress) -> None:
         if progress.done == 0:
-            workers.update(children())  # the workers, started just before
+            # Started just before, but perhaps not yet exec'd (a spawned child shows the parent's
+            # command line until then): multiprocessing knows their PIDs from start() on.
+            workers.update(p.pid for p in multiprocessing.active_children() if p.pid)
         else:
             stop.set()  # stop once the first page is read
 
@@ -119,7 +122,7 @@ async def test_cancelling_the_read_stops_the_ocr_processes(tmp_path: Path) -> No
 
     def on_progress(progress: Progress) -> None:
         if progress.stage is Stage.OCR and progress.done == 0:
-            workers.update(children())
+            workers.update(p.pid for p in multiprocessing.active_children() if p.pid)
         if progress.stage is Stage.OCR and progress.done >= 1:
             loop.call_soon_threadsafe(first_page.set)
 
