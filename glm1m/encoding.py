@@ -298,6 +298,7 @@ def _check_whole(path: Path, encoding: str, name: str, error: type[UserFacingErr
 # (which MuPDF puts before a <meta charset> naming another encoding).
 DECLARED = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)"""
                       rb"""|<\?xml[^>]+encoding\s*=\s*["']([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
+DECLARED_TEXT = re.compile(DECLARED.pattern.decode("ascii"), re.IGNORECASE)
 # The WHATWG Encoding Standard's labels that mean a larger encoding than Python's codec of the
 # same name (a page labelled ISO-8859-1 is decoded as Windows-1252 by every browser).
 WHATWG = {"iso-8859-1": "cp1252", "iso8859-1": "cp1252", "latin1": "cp1252", "l1": "cp1252",
@@ -328,7 +329,18 @@ def html_as_utf8(path: Path, name: str, error: type[UserFacingError]) -> bytes:
             encoding = None
     if encoding is None:
         encoding = detect_encoding(path, name, error, HTML_ADVICE)
-    return codecs.BOM_UTF8 + data.decode(encoding).removeprefix("\ufeff").encode("utf-8")
+    return codecs.BOM_UTF8 + declared_utf8(data.decode(encoding).removeprefix("\ufeff")).encode("utf-8")
+
+
+def declared_utf8(page: str) -> str:
+    """The page saying UTF-8 where it declares another charset (in its first 4 KB): MuPDF 1.28.5
+    puts an http-equiv Content-Type's charset before the BOM, so libjson-c5's README.html
+    (charset=iso-8859-1) came out with "ï»¿" before its heading and "é" as "Ã©"."""
+    def utf8(declared: re.Match[str]) -> str:
+        label, at = declared.lastindex or 1, declared.start()
+        whole = declared.group(0)
+        return whole[:declared.start(label) - at] + "utf-8" + whole[declared.end(label) - at:]
+    return DECLARED_TEXT.sub(utf8, page[:4096]) + page[4096:]
 
 
 def _is_utf8(data: bytes) -> bool:

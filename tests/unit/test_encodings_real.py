@@ -84,7 +84,9 @@ def test_a_binary_file_is_still_refused_as_binary(tmp_path: Path) -> None:
     (CHINESE, "gb2312"), (TRADITIONAL, "big5"), (JAPANESE, "shift_jis"), (WESTERN, "cp1252"),
     (CHINESE + WESTERN, "utf-16-le"),
 ], ids=["GB2312", "Big5", "Shift_JIS", "Windows-1252", "UTF-16LE"])
-@pytest.mark.parametrize("declared", ["", '<meta charset="{}">'], ids=["undeclared", "declared"])
+@pytest.mark.parametrize("declared", ["", '<meta charset="{}">',
+                                      '<meta http-equiv="Content-Type" content="text/html; charset={}">'],
+                         ids=["undeclared", "declared", "http-equiv"])
 def test_html_reads_right_without_a_charset_or_with_one(tmp_path: Path, text: str, encoding: str,
                                                        declared: str) -> None:
     head = declared.format(encoding)
@@ -94,6 +96,18 @@ def test_html_reads_right_without_a_charset_or_with_one(tmp_path: Path, text: st
     doc = read_reflowing(path, "html", "page.html")
     read = " ".join(p.text for p in doc.pages)
     assert "\ufffd" not in read and re.sub(r"\s+", "", text) in re.sub(r"\s+", "", read)
+
+
+def test_a_utf8_page_under_an_old_iso_8859_1_header_reads_as_utf8(tmp_path: Path) -> None:
+    # As libjson-c5's README.html (Debian) declares it: MuPDF took the header's charset over the
+    # BOM glm1m adds, and the heading began with "ï»¿", "é" read "Ã©".
+    head = '<meta http-equiv="Content-Type" content="text/html; charset=iso-8859-1">'
+    path = tmp_path / "README.html"
+    path.write_bytes(f"<html><head>{head}</head><body><h2>JSON-C</h2><p>Café {CHINESE}</p></body></html>"
+                     .encode())
+    doc = read_reflowing(path, "html", "README.html")
+    assert doc.pages[0].text.startswith("JSON-C") and "Café" in doc.pages[0].text
+    assert re.sub(r"\s+", "", CHINESE) in re.sub(r"\s+", "", doc.pages[0].text)
 
 
 def test_a_utf8_file_with_one_foreign_byte_is_named_by_byte_and_line(tmp_path: Path) -> None:
