@@ -11,7 +11,7 @@ from pathlib import Path
 
 import chainlit as cl
 
-from glm1m.chainlit_app import metrics, session
+from glm1m.chainlit_app import lookups, metrics, session
 from glm1m.chainlit_app.client import llm, prefill_clock
 from glm1m.chainlit_app.document_words import budget_line, held_words, set_words, strategy_words
 from glm1m.chainlit_app.i18n import EN, ZH, count_of, seconds, t
@@ -32,6 +32,7 @@ from glm1m.documents.answer import SET_SUMMARY_REQUEST, SUMMARY_REQUEST, OpenDoc
 from glm1m.documents.asking import Asked, Door, ask, open_file, open_files
 from glm1m.documents.budget import Budget, Strategy
 from glm1m.documents.formats import ReadOptions
+from glm1m.documents.lookup import Lookup
 from glm1m.documents.pages import DocumentText, spans
 from glm1m.documents.sets import DocumentSet
 from glm1m.documents.shelf import Shelf, ShelfFull, Shelved
@@ -103,6 +104,7 @@ class PageDoor(Door):
         self.lang = lang
         self.status: StatusLine | None = None
         self.answered = False  # the first piece came: the line is a record from then on
+        self.lookups = 0  # lookups made for the answer on its way (Strategy.LOOK_UP)
         # The documents the question goes to: the chat's, then each one read now (`read`).
         self.texts: list[DocumentText] = list(documents.documents) if documents is not None else []
 
@@ -156,13 +158,17 @@ class PageDoor(Door):
         message (Chainlit issue #803)."""
         if self.status is not None:
             await self.status.set(waiting_line(asked.doc, elapsed_s, self.status.progress, self.lang,
-                                               asked.again, asked.before, self.name))
+                                               asked.again, asked.before, self.name, self.lookups))
+
+    async def looked_up(self, lookup: Lookup) -> None:
+        self.lookups += 1
+        await lookups.show(self.lang, lookup)
 
     async def answering(self, asked: Asked, elapsed_s: float) -> None:
         self.answered = True
         session.current().says_stop = False  # the answer began: a stop is Chainlit's line alone from here
         if self.status is not None:
-            await read_record(self.status, asked.doc, asked.first, self.name, self.texts)
+            await read_record(self.status, asked.doc, asked.first, self.name, self.texts, self.lookups)
 
 
 def lost_words(lang: str, text: DocumentText) -> str | None:
@@ -255,7 +261,7 @@ async def ask_document(question: str, door: PageDoor | None = None, to: Sending 
 
 
 async def read_record(status: StatusLine, doc: OpenDocument, first: bool, name: str,
-                      texts: Sequence[DocumentText] = ()) -> None:
+                      texts: Sequence[DocumentText] = (), lookups: int = 0) -> None:
     """Once the answer begins, the waiting line becomes a record of the reading ("Read 6 pages,
     10,350 tokens, whole, in 2.1 s"); a follow-up's line on a whole document, which only said
     the cached document was being asked, goes away instead of staying behind as a stale line."""
@@ -266,6 +272,9 @@ async def read_record(status: StatusLine, doc: OpenDocument, first: bool, name: 
         status.head = ""
         await status.finish(t(lang, "doc_read_parts", name=name, seconds=took,
                               parts=count_of(lang, parts, "parts")))
+    elif doc.strategy is Strategy.LOOK_UP:
+        status.head = ""
+        await status.finish(t(lang, "doc_read_lookups", name=name, count=lookups, seconds=took))
     elif first:
         status.head = ""
         await status.finish(t(lang, "doc_read_whole", name=name, tokens=doc.budget.tokens,
@@ -280,7 +289,7 @@ def seconds_words(n: float) -> str:
 
 def waiting_line(doc: OpenDocument, elapsed_s: float, progress: Progress | None = None,
                  lang: str = EN, again: bool = False, before: float | None = None,
-                 name: str | None = None) -> str:
+                 name: str | None = None, lookups: int = 0) -> str:
     """While the model reads: what it reads, for how long so far, and the estimate (said as one,
     from the GPU that serves, refined by what this server has shown). `again`: this server read
     it before (a follow-up; the shelf's note says when: `before`), so it may start in seconds.
@@ -290,6 +299,9 @@ def waiting_line(doc: OpenDocument, elapsed_s: float, progress: Progress | None 
         # The parts' own count, not only the clock: the heartbeat must not hide it.
         done = t(lang, "waiting_parts_done", line=progress.line(lang)) if progress is not None else ""
         return t(lang, "waiting_parts", name=name, done=done, elapsed=elapsed_s)
+    if doc.strategy is Strategy.LOOK_UP:  # no whole read to estimate: the lookups so far
+        done = t(lang, "waiting_lookup_done", count=lookups) if lookups else ""
+        return t(lang, "waiting_lookup", name=name, done=done, elapsed=elapsed_s)
     tail = wait_tail(lang, doc.budget.tokens, elapsed_s)
     if again:
         return t(lang, "waiting_again", name=name, tokens=doc.budget.tokens, elapsed=elapsed_s,

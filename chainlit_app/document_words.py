@@ -43,5 +43,9 @@ def budget_line(lang: str, budget: Budget, documents: Sequence[DocumentText] = (
              fraction=budget.fraction, context=budget.max_model_len)
 
 
+STRATEGY_WORDS = {Strategy.WHOLE: "whole", Strategy.MAP_REDUCE: "map_reduce", Strategy.LOOK_UP: "look_up"}
+
+
 def strategy_words(lang: str, strategy: Strategy) -> str:
-    return t(lang, "whole" if strategy is Strategy.WHOLE else "map_reduce")
+    return t(lang, STRATEGY_WORDS[strategy])
+

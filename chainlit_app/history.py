@@ -23,6 +23,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import create_async_engine
 
+from glm1m.catalog import said
 from glm1m.chainlit_app.history_schema import migrate, schema_problems
 from glm1m.errors import HistoryError
 from glm1m.files import UUID
@@ -94,10 +95,7 @@ async def prepare(url: str, migrate_schema: bool) -> None:
     try:
         engine = create_async_engine(url)
     except (SQLAlchemyError, ImportError, ValueError) as error:
-        raise HistoryError(f"GLM1M_DATABASE_URL {shown} is not usable ({_brief(error)}); give an "
-                           f"async URL "
-                           f"such as sqlite+aiosqlite:///var/glm1m.db or "
-                           f"postgresql+asyncpg://user:password@host/db.") from error
+        raise HistoryError(key="db_url_bad", shown=shown, error=_brief(error)) from error
     try:
         if engine.dialect.name == "sqlite":
             async with engine.connect() as conn:
@@ -109,16 +107,12 @@ async def prepare(url: str, migrate_schema: bool) -> None:
         async with engine.connect() as conn:
             problems = await conn.run_sync(schema_problems)
     except (SQLAlchemyError, OSError) as error:
-        raise HistoryError(f"Cannot open the chat history database {shown} ({_brief(error)}); "
-                           f"check GLM1M_DATABASE_URL and that the database is running.") from error
+        raise HistoryError(key="db_cannot_open", shown=shown, error=_brief(error)) from error
     finally:
         await engine.dispose()
     if problems:
-        remedy = ("fix those columns by hand or point GLM1M_DATABASE_URL at a new database"
-                  if migrate_schema else "start once with GLM1M_DATABASE_MIGRATE=true to add what "
-                  "is missing, or point GLM1M_DATABASE_URL at a new database")
-        raise HistoryError(f"The chat history database {shown} does not fit Chainlit 2.12 "
-                           f"({'; '.join(problems)}): {remedy}.")
+        remedy = said("db_fix_by_hand") if migrate_schema else said("db_migrate")
+        raise HistoryError(key="db_schema", shown=shown, problems="; ".join(problems), remedy=remedy)
 
 
 def run_blocking(coroutine: Coroutine[Any, Any, T]) -> T:

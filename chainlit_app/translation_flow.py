@@ -13,6 +13,7 @@ from pathlib import Path
 
 import chainlit as cl
 
+from glm1m.catalog import Said
 from glm1m.chainlit_app import leaving, metrics, session
 from glm1m.chainlit_app.client import llm
 from glm1m.chainlit_app.i18n import ZH, seconds, t, target_words, unit_words
@@ -24,7 +25,7 @@ from glm1m.translation.fanout import Job
 from glm1m.translation.formats import mime_of
 from glm1m.translation.job import Earlier, Summary, earlier_work, forget, job_key, run_job
 from glm1m.translation.source import TableSource
-from glm1m.translation.table import DELIMITER_NAMES, read_glossary
+from glm1m.translation.table import read_glossary
 
 
 async def run_translation(path: Path, name: str, glossary_file: tuple[Path, str] | None = None) -> None:
@@ -97,20 +98,9 @@ def translated_so_far(status: StatusLine) -> int:
 
 
 def layout_words(lang: str, source: TableSource) -> str:
-    """A text table's layout_words (the delimiter, the title rows left out) in the page's
-    language."""
-    reading = source.reading
-    if lang != ZH:
-        return reading.layout_words
-    words = [] if reading.delimiter == "," else [
-        t(lang, "tr_layout", delimiter=DELIMITERS_ZH.get(reading.delimiter, reading.delimiter))]
-    if reading.header_row > 1:
-        words.append(t(lang, "tr_header_row", row=reading.header_row, above=reading.header_row - 1))
-    return f"；{'；'.join(words)}" if words else ""
-
-
-DELIMITERS_ZH = {",": "逗号", ";": "分号", "\t": "制表符", "|": "竖线"}
-assert DELIMITERS_ZH.keys() == DELIMITER_NAMES.keys()  # a delimiter table.py learns is said here too
+    """A text table's layout (the delimiter, the title rows left out) in the page's language."""
+    layout = source.reading.layout
+    return layout.render(lang) if isinstance(layout, Said) else ""
 
 
 def job_head(lang: str, name: str, source: TableSource, job: Job,

@@ -32,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from glm1m.catalog import said
 from glm1m.errors import AccountError
 from glm1m.files import write_whole
 from glm1m.keys import SecretFileError, read_or_create
@@ -134,7 +135,7 @@ class Accounts:
         check_name(name)
         check_password(password)
         if name in self.env:
-            raise AccountError(f"{name} is defined by GLM1M_USERS; change the password there.")
+            raise AccountError(key="user_in_env_password", name=name)
         users = self._read_file()
         created = name not in users
         users[name] = PasswordHash.of(password)
@@ -144,10 +145,10 @@ class Accounts:
     def remove_user(self, name: str) -> None:
         """Remove name from the users file; its sessions end with it. Raises AccountError."""
         if name in self.env:
-            raise AccountError(f"{name} is defined by GLM1M_USERS; remove it there.")
+            raise AccountError(key="user_in_env_remove", name=name)
         users = self._read_file()
         if name not in users:
-            raise AccountError(f"There is no user {name!r} in {self.path}; nothing was removed.")
+            raise AccountError(key="user_unknown", name=repr(name), path=self.path)
         del users[name]
         self._write_file(users)
 
@@ -157,8 +158,7 @@ class Accounts:
     def require_users(self) -> None:
         """Raise AccountError when nobody could log in (call at startup when auth is on)."""
         if not self.users():
-            raise AccountError(f"Login is on but no user exists: run `glm1m users add NAME` "
-                               f"(writes {self.path}) or set GLM1M_USERS, or set GLM1M_AUTH=false.")
+            raise AccountError(key="users_none", path=self.path)
 
     def _read_file(self) -> dict[str, PasswordHash]:
         try:
@@ -167,9 +167,7 @@ class Accounts:
         except FileNotFoundError:
             return {}
         except (ValueError, KeyError, TypeError, AttributeError) as error:
-            raise AccountError(f"{self.path} is not a glm1m users file ({error!r}); fix or "
-                               f"remove it and add the users again with `glm1m users add NAME`."
-                               ) from error
+            raise AccountError(key="users_file_bad", path=self.path, error=repr(error)) from error
 
     def _write_file(self, users: dict[str, PasswordHash]) -> None:
         body = json.dumps({"users": {n: asdict(h) for n, h in sorted(users.items())}}, indent=2)
@@ -205,9 +203,9 @@ class FailedLogins:
             recent = self._recent((kind, value), now)
             if len(recent) >= limit:
                 minutes = max(1, math.ceil((recent[-limit] + self.window_s - now) / 60))
-                whose = "from this address" if kind == "address" else f"for {value}"
-                raise AccountError(f"Too many failed logins {whose}; wait {minutes} "
-                                   f"minute{'s' if minutes > 1 else ''} and try again.")
+                whose = said("logins_from_address") if kind == "address" else said(
+                    "logins_for_name", name=value)
+                raise AccountError(key="logins_locked", whose=whose, count=minutes)
         for key in keys:
             self._times[key] = self._times.pop(key, deque())  # last in order: the newest
             self._times[key].append(now)
@@ -242,14 +240,12 @@ def _network(address: str) -> str:
 
 def check_name(name: str) -> None:
     if not NAME.fullmatch(name):
-        raise AccountError(f"User name {name!r} is not accepted: use 1 to 64 letters, digits or "
-                           f"the characters . _ @ + -.")
+        raise AccountError(key="user_name_bad", name=repr(name))
 
 
 def check_password(password: str) -> None:
     if not MIN_PASSWORD <= len(password) <= MAX_PASSWORD:
-        raise AccountError(f"The password must be {MIN_PASSWORD} to {MAX_PASSWORD} characters "
-                           f"long.")
+        raise AccountError(key="password_length", least=MIN_PASSWORD, most=MAX_PASSWORD)
 
 
 def ensure_auth_secret(data_dir: Path) -> str:
@@ -261,7 +257,7 @@ def ensure_auth_secret(data_dir: Path) -> str:
     try:
         return read_or_create(data_dir / SECRET_FILE, nbytes=48)
     except SecretFileError as error:
-        raise AccountError(f"{error} (Everyone then logs in anew.)") from error
+        raise AccountError(key="auth_secret_bad", error=error.as_said()) from error
 
 
 def _scrypt(password: str, salt: bytes, n: int, r: int, p: int, dklen: int) -> bytes:
@@ -278,7 +274,7 @@ def _parse_env(value: str) -> dict[str, PasswordHash]:
             check_name(name)
             users[name] = PasswordHash.decode(encoded)
         except (ValueError, AccountError) as error:
-            raise AccountError(f"GLM1M_USERS entry {name!r} is not name=scrypt:N:R:P:SALT:HASH "
-                               f"({error}); make one with `glm1m users add NAME --print`."
+            raise AccountError(key="users_env_bad", name=repr(name),
+                               error=error.as_said() if isinstance(error, AccountError) else str(error)
                                ) from error
     return users

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from glm1m.errors import ContextTooLong
 from glm1m.llm import ChatParams, Llm, Message
@@ -54,7 +55,7 @@ async def fit_to_context(messages: list[Message], params: ChatParams, llm: Llm) 
     return replace(params, max_tokens=min(params.max_tokens, room))
 
 
-async def close_now(pieces: AsyncIterator[str]) -> None:
+async def close_now(pieces: AsyncIterator[Any]) -> None:
     """Close a stream of answer pieces now. A wrapper that is closed while its source waits at a
     yield must close the source itself: left to the garbage collector, the stopped answer's HTTP
     stream, and the server's generation, went on until a later collection (the app's stop test

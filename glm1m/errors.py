@@ -7,9 +7,9 @@ prints. `str(error)` is the English sentence.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
-from glm1m.catalog import EN, render
+from glm1m.catalog import EN, Said, render
 
 
 class UserFacingError(Exception):
@@ -30,6 +30,16 @@ class UserFacingError(Exception):
         if self.key is not None:
             return render(lang, self.key, **self.fields)
         return str(self) if lang == EN else f"{render(lang, self.lead)}：{self}"
+
+    @classmethod
+    def of(cls, sentence: Said) -> Self:
+        """The error that says `sentence` (an id and its fields, built elsewhere)."""
+        return cls(key=sentence.key, **sentence.fields)
+
+    def as_said(self) -> Said | str:
+        """What it says, as a field of another sentence: its id and fields (said in the other
+        sentence's language), or its English where it has no id."""
+        return Said(self.key, self.fields) if self.key is not None else str(self)
 
 
 # The model server, seen from a client.

@@ -6,6 +6,7 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 
+from glm1m.catalog import said
 from glm1m.errors import SecretFileError
 from glm1m.files import write_once
 from glm1m.settings import Settings
@@ -22,11 +23,10 @@ def read_or_create(path: Path, nbytes: int = 32) -> str:
             write_once(path, secrets.token_urlsafe(nbytes).encode("ascii"))
         secret = path.read_text(encoding="ascii").strip()
     except (OSError, UnicodeDecodeError) as error:
-        reason = error.strerror if isinstance(error, OSError) and error.strerror else "not a key file"
-        raise SecretFileError(f"{path}: {reason}; give GLM1M_DATA_DIR a folder this user can "
-                              f"write, or delete the file to make a new one.") from error
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else said("secret_not_key")
+        raise SecretFileError(key="secret_unusable", path=path, reason=reason) from error
     if not secret:
-        raise SecretFileError(f"{path} is empty; delete it and start again.")
+        raise SecretFileError(key="secret_empty", path=path)
     return secret
 
 

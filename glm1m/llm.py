@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
@@ -28,6 +28,7 @@ from glm1m.errors import (
 )
 from glm1m.keys import SERVER_KEY_FILE, server_api_key
 from glm1m.settings import Settings
+from glm1m.tool_calls import Collected, ToolCall
 
 Message = dict[str, str]  # {"role": ..., "content": ...}, the OpenAI chat shape
 HEALTH_MISSES = 2  # failed /health checks in a row that mean the server is gone, not busy
@@ -43,7 +44,7 @@ RETRY_BASE_S, RETRY_MAX_S = 0.5, 8.0  # the OpenAI client's own backoff, for the
 AFFINITY_CHARS = 4000
 
 
-def affinity_headers(messages: list[Message]) -> dict[str, str]:
+def affinity_headers(messages: Sequence[dict[str, Any]]) -> dict[str, str]:
     opening = "".join(str(m.get("content") or "") for m in messages)[:AFFINITY_CHARS]
     return {"X-Session-ID": hashlib.sha256(opening.encode()).hexdigest()[:32]}
 
@@ -60,14 +61,12 @@ def backoff_s(attempt: int, retry_after: str | None = None) -> float:
 
 
 def _openai_messages(messages: list[Message]) -> list[ChatCompletionMessageParam]:
-    # The same shape; OpenAI's per-role TypedDicts just cannot describe a dict[str, str].
-    return cast("list[ChatCompletionMessageParam]", messages)
+    return cast("list[ChatCompletionMessageParam]", messages)  # the same shape, untyped per role
 
 
 class CutAtLimit(str):
-    """The last piece of a stream the server ended at max_tokens (finish_reason "length"). It is
-    empty, so whoever joins the pieces gets the same text; a door that tells the reader the answer
-    was cut looks for it with isinstance before joining."""
+    """The last, empty piece of a stream cut at max_tokens (finish_reason "length"): a door that
+    says the answer was cut looks for it with isinstance; joined, it adds nothing."""
 
 
 # vLLM 0.26's OffloadingConnector (the host KV tier) reads this per-request field and stores at most
@@ -106,6 +105,10 @@ class Llm(Protocol):
     async def count_text_tokens(self, text: str) -> int: ...
 
     def stream_chat(self, messages: list[Message], params: ChatParams) -> AsyncIterator[str]: ...
+
+    def stream_turn(self, messages: Sequence[dict[str, Any]], params: ChatParams,
+                    tools: Sequence[dict[str, Any]] = (), tool_choice: str = "auto"
+                    ) -> AsyncIterator[str | ToolCall]: ...
 
     async def complete(self, messages: list[Message], params: ChatParams,
                        retries: int | None = None) -> str: ...
@@ -147,11 +150,8 @@ class LlmClient:
             body = await self._request("GET", "/v1/models", None)
             entry = next((m for m in body["data"] if m["id"] == self.settings.model), None)
             if entry is None:
-                served = ", ".join(m["id"] for m in body["data"])
-                raise ServerError(
-                    f"The model server serves {served}, not {self.settings.model}. "
-                    f"Set GLM1M_MODEL to the served model name."
-                )
+                raise ServerError(key="model_not_served", served=[m["id"] for m in body["data"]],
+                                  model=self.settings.model)
             self._max_model_len = int(entry["max_model_len"])
         return self._max_model_len
 
@@ -182,18 +182,36 @@ class LlmClient:
         iterating it) closes the HTTP stream, which makes vLLM abort the request and free its
         slot and KV cache.
         """
-        opening = asyncio.create_task(self._open_stream(messages, params, ids))
+        pieces = self.stream_turn(messages, params, ids=ids)
+        try:
+            async for piece in pieces:
+                if isinstance(piece, str):
+                    yield piece
+        finally:
+            await pieces.aclose()
+
+    async def stream_turn(self, messages: Sequence[dict[str, Any]], params: ChatParams,
+                          tools: Sequence[dict[str, Any]] = (), tool_choice: str = "auto",
+                          ids: Sequence[int] | None = None) -> AsyncGenerator[str | ToolCall, None]:
+        """stream_chat offering `tools`: the text's pieces as they come, then each call the answer
+        makes (a ToolCall, once whole); `messages` may hold earlier calls and their results."""
+        offered = {"tools": list(tools), "tool_choice": tool_choice} if tools else {}
+        opening = asyncio.create_task(self._open_stream(messages, params, ids, offered))
         stream: AsyncStream[Any] | None = None
         try:
             stream, chunk = await self._first_chunk(opening)
             pieces = stream.__aiter__()
-            cut = False
+            cut, calls = False, Collected()
             while chunk is not None:
                 choice = chunk.choices[0] if chunk.choices else None  # chat: a delta; ids: text
                 if choice and (text := choice.text if ids is not None else choice.delta.content):
                     yield text
+                if choice and ids is None:
+                    calls.add(choice.delta.tool_calls)
                 cut = cut or bool(choice and choice.finish_reason == "length")
                 chunk = await self._next_chunk(pieces)
+            for call in calls.calls():
+                yield call
             if cut:
                 yield CutAtLimit()
         finally:
@@ -203,11 +221,12 @@ class LlmClient:
             if stream is not None:
                 await stream.close()
 
-    async def _open_stream(self, messages: list[Message], params: ChatParams, ids: Sequence[int] | None
+    async def _open_stream(self, messages: Sequence[dict[str, Any]], params: ChatParams,
+                           ids: Sequence[int] | None, offered: dict[str, Any]
                            ) -> tuple[AsyncStream[Any], Any]:
         """The stream and its first chunk (None: it ended at once)."""
         route: Any = self._client.chat.completions if ids is None else self._client.completions
-        prompt: dict[str, Any] = {"messages": _openai_messages(messages)} if ids is None else {"prompt": ""}
+        prompt: dict[str, Any] = {"messages": list(messages), **offered} if ids is None else {"prompt": ""}
         # Ids go in extra_body, sent as it is: the SDK checks each item of `prompt` (14 s a million).
         body = params.body() if ids is None else {**(params.body() or {}), "prompt": list(ids)}
         try:
@@ -307,10 +326,8 @@ class LlmClient:
         if response.status_code == 401:
             raise self._refused_key()
         if response.status_code >= 400:
-            raise ServerError(
-                f"The model server refused {path} (HTTP {response.status_code}): "
-                f"{response.text[:300]}"
-            )
+            raise ServerError(key="server_refused_path", path=path, status=response.status_code,
+                              text=response.text[:300])
         return cast("dict[str, Any]", response.json())
 
     def _unreachable(self) -> ServerUnavailable:
@@ -335,5 +352,5 @@ class LlmClient:
             text = str(exc)
             if exc.status_code == 400 and "context" in text.lower():
                 return ContextTooLong(key="context_no_longer_fits")
-            return ServerError(f"The model server refused the request (HTTP {exc.status_code}): {text[:300]}")
-        return ServerError(f"The model server failed: {exc}")
+            return ServerError(key="server_refused", status=exc.status_code, text=text[:300])
+        return ServerError(key="server_failed", error=exc)

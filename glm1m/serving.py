@@ -11,6 +11,7 @@ import json
 import statistics
 from dataclasses import asdict, dataclass, field
 
+from glm1m.catalog import EN, Said, render, said
 from glm1m.files import write_whole
 from glm1m.settings import Settings
 
@@ -46,10 +47,15 @@ class Served:
 
     @property
     def where(self) -> str:
+        return self.where_said().render(EN)
+
+    def where_said(self) -> Said:
         if self.gpu == "cpu":
-            return "this CPU server"
-        count = f"{self.tensor_parallel}× " if self.tensor_parallel > 1 else "one "
-        return f"{count}{self.gpu.removeprefix('NVIDIA ')}"
+            return said("on_cpu_server")
+        gpu = self.gpu.removeprefix("NVIDIA ")
+        if self.tensor_parallel > 1:
+            return said("on_gpus", count=self.tensor_parallel, gpu=gpu)
+        return said("on_one_gpu", gpu=gpu)
 
 
 def record(settings: Settings, served: Served) -> None:
@@ -116,31 +122,36 @@ class PrefillClock:
     @property
     def where(self) -> str:
         """read_on in words: "one H200", "2× H100"."""
-        return "one H200" if self.served is None else self.served.where
+        return self.where_said().render(EN)
+
+    def where_said(self) -> Said:
+        return said("on_one_gpu", gpu="H200") if self.served is None else self.served.where_said()
 
     @property
     def basis(self) -> str:
         """Where the estimate comes from, in words (each door says it in its own language from
         `observed` and `read_on`)."""
-        if self.observed:
-            count = len(self.observed)
-            return f"from {count} prompt{'s' if count > 1 else ''} read on this server"
-        return f"for {self.where}"
+        return self.basis_said().render(EN)
 
-    def describe_wait(self, tokens: int, read_before: str | None = None, a_set: bool = False) -> str:
+    def basis_said(self) -> Said:
+        if self.observed:
+            return said("basis_seen", count=len(self.observed))
+        return said("basis_gpu", where=self.where_said())
+
+    def describe_wait(self, tokens: int, read_before: str | None = None, a_set: bool = False,
+                      lang: str = EN) -> str:
         """`read_before`: when this server last read the same document ("2026-12-01 23:40"), if
         it did; then it may still hold it, and the full read is only what it costs if not.
-        `a_set`: documents asked together (the same set, in the same order), not one."""
+        `a_set`: documents asked together (the same set, in the same order), not one. In `lang`."""
         seconds = self.estimate_s(tokens)
         if seconds is None:
-            when = "no estimate yet for this server"
+            when = said("wait_no_estimate")
+        elif seconds >= 90:
+            when = said("wait_about_minutes", minutes=seconds / 60, basis=self.basis_said())
         else:
-            when = (f"about {seconds / 60:.0f} minutes" if seconds >= 90 else
-                    f"about {max(1, round(seconds))} s") + f" (an estimate {self.basis})"
+            when = said("wait_about_seconds", seconds=max(1, round(seconds)), basis=self.basis_said())
         if read_before is not None:
-            what = "set of documents" if a_set else "document"
-            return (f"This server read this {what} before ({read_before}): if it still holds it, "
-                    f"the answer starts in seconds; reading all {tokens:,} tokens again would take "
-                    f"{when}.")
-        return (f"Until the first answer starts: {when}; the model reads all {tokens:,} tokens "
-                f"first, and follow-up questions reuse that work and start fast.")
+            what = said("wait_what_set") if a_set else said("wait_what_document")
+            return render(lang, "wait_read_before", what=what, before=read_before, tokens=tokens,
+                          when=when)
+        return render(lang, "wait_first_answer", when=when, tokens=tokens)

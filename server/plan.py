@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
+from glm1m.catalog import EN, Said, said
 from glm1m.errors import PlanError
 
 GIB = 1024**3
@@ -62,7 +63,7 @@ class ModelShape:
         try:
             config = json.loads((folder / "config.json").read_text())
         except (OSError, ValueError) as error:
-            raise PlanError(f"{folder} has no readable config.json ({error}).") from error
+            raise PlanError(key="config_unreadable", folder=folder, error=error) from error
         return cls.from_config(config, name=folder.name or str(folder))
 
     @classmethod
@@ -71,7 +72,7 @@ class ModelShape:
             for n in names:
                 if isinstance(config.get(n), int):
                     return config[n]
-            raise PlanError(f"The config.json of {name} has no {' or '.join(names)}.")
+            raise PlanError(key="config_lacks", name=name, names=" or ".join(names))
 
         heads = key("num_attention_heads")
         hidden = key("hidden_size")
@@ -154,7 +155,7 @@ class GpuSpec:
 def gpu_from_memory_mib(name: str, mib: int | float) -> GpuSpec:
     """A GpuSpec from nvidia-smi's memory.total (MiB), e.g. from glm1m.server.gpus.detect_gpus()."""
     if mib <= 0:
-        raise PlanError(f"GPU memory must be positive (got {mib} MiB for {name}).")
+        raise PlanError(key="gpu_memory_mib", mib=mib, name=name)
     return GpuSpec(name=name, memory_gib=mib / 1024)
 
 
@@ -264,9 +265,9 @@ def make_plan(model: ModelShape, gpu: GpuSpec, gpus: int = 1, utilization: float
     tp, (weights, kv) = tps[-1], combos[-1]
     roomiest = evaluate(model, gpu, tp, gpus // tp, utilization, weights, kv)
     if roomiest.max_model_len < CONTEXT_STEP:
-        raise PlanError(no_room_sentence(roomiest))
+        raise no_room_error(roomiest)
     if max_model_len is not None:
-        raise PlanError(too_long_sentence(roomiest, max_model_len))
+        raise too_long_error(roomiest, max_model_len)
     why = (f"nothing holds a {target:,}-token context on {describe_gpus(roomiest)}; "
            f"{describe_dtypes(roomiest)} give the longest that fits")
     return replace(roomiest, why=why)
@@ -282,16 +283,16 @@ def compare_layouts(plan: Plan) -> list[Plan]:
 def check_inputs(model: ModelShape, gpu: GpuSpec, gpus: int, utilization: float,
                  max_model_len: int | None) -> None:
     if not 0 < utilization <= 1:
-        raise PlanError(f"--gpu-memory-utilization must be above 0 and at most 1 (got {utilization:g}).")
+        raise PlanError(key="utilization_range", value=utilization)
     if gpus < 1:
-        raise PlanError(f"--gpus must be at least 1 (got {gpus}).")
+        raise PlanError(key="gpus_least", value=gpus)
     if gpu.memory_gib <= 0:
-        raise PlanError(f"GPU memory must be positive (got {gpu.memory_gib:g} GiB for {gpu.name}).")
+        raise PlanError(key="gpu_memory_gib", gib=gpu.memory_gib, name=gpu.name)
     if max_model_len is not None and max_model_len < 1:
-        raise PlanError(f"--max-model-len must be at least 1 (got {max_model_len}).")
+        raise PlanError(key="max_model_len_least", value=max_model_len)
     if max_model_len is not None and max_model_len > model.max_positions:
-        raise PlanError(f"{model.name} takes at most {model.max_positions:,} tokens of context, "
-                        f"so --max-model-len {max_model_len:,} is more than the model can use.")
+        raise PlanError(key="max_model_len_over", model=model.name, most=model.max_positions,
+                        value=max_model_len)
 
 
 def dtype_combos(kv_cache_dtype: KvCacheDtype | None,
@@ -321,35 +322,39 @@ def explain(plan: Plan, combos: list[tuple[Quantization, KvCacheDtype]], layout:
             f"{before.kv_tokens:,} tokens")
 
 
-def describe_dtypes_of(weights: Quantization, kv: KvCacheDtype) -> str:
-    return f"{'fp8' if weights == 'fp8' else 'bf16'} weights and {'fp8' if kv == 'fp8' else 'bf16'} KV cache"
+def dtypes_said(plan: Plan) -> Said:
+    return said("plan_dtypes", weights="fp8" if plan.quantization == "fp8" else "bf16",
+                kv="fp8" if plan.kv_cache_dtype == "fp8" else "bf16")
 
 
 def describe_dtypes(plan: Plan) -> str:
-    return describe_dtypes_of(plan.quantization or "none", plan.kv_cache_dtype)
+    return dtypes_said(plan).render(EN)
+
+
+def gpus_said(plan: Plan) -> Said:
+    if plan.gpus == 1:
+        return said("plan_gpus_one", gpu=plan.gpu.name, gib=plan.gpu.memory_gib)
+    layout = said("plan_tp", tp=plan.tensor_parallel) if plan.tensor_parallel > 1 else ""
+    return said("plan_gpus_many", gpus=plan.gpus, gpu=plan.gpu.name, gib=plan.gpu.memory_gib,
+                layout=layout)
 
 
 def describe_gpus(plan: Plan) -> str:
-    if plan.gpus == 1:
-        return f"one {plan.gpu.name} ({plan.gpu.memory_gib:.1f} GiB)"
-    layout = f" in tensor parallel {plan.tensor_parallel}" if plan.tensor_parallel > 1 else ""
-    return f"{plan.gpus} × {plan.gpu.name} ({plan.gpu.memory_gib:.1f} GiB each){layout}"
+    return gpus_said(plan).render(EN)
 
 
-def too_long_sentence(roomiest: Plan, wanted: int) -> str:
+def too_long_error(roomiest: Plan, wanted: int) -> PlanError:
     fp8_left = [] if roomiest.quantization else ["--quantization fp8"]
     fp8_left += [] if roomiest.kv_cache_dtype == "fp8" else ["--kv-cache-dtype fp8"]
-    remedy = f"{' '.join(fp8_left)}, or more GPUs" if fp8_left else "or more GPUs"
-    return (f"A {wanted:,}-token context does not fit on {describe_gpus(roomiest)}: with "
-            f"{describe_dtypes(roomiest)} at utilisation {roomiest.utilization:g} the KV cache holds "
-            f"at most {roomiest.kv_tokens:,} tokens, so use --max-model-len "
-            f"{roomiest.max_model_len} or less, {remedy}.")
+    remedy = said("plan_fp8_or_gpus", flags=" ".join(fp8_left)) if fp8_left else said("plan_more_gpus")
+    return PlanError(key="plan_too_long", wanted=wanted, gpus=gpus_said(roomiest),
+                     dtypes=dtypes_said(roomiest), utilization=roomiest.utilization,
+                     kv_tokens=roomiest.kv_tokens, most=roomiest.max_model_len, remedy=remedy)
 
 
-def no_room_sentence(roomiest: Plan) -> str:
-    budget = roomiest.gpu.memory_bytes * roomiest.utilization
-    weights = "fp8" if roomiest.quantization else "bf16"
-    return (f"{roomiest.model.name} does not fit on {describe_gpus(roomiest)}: at utilisation "
-            f"{roomiest.utilization:g} vLLM gets {budget / GIB:.1f} GiB per GPU, and the {weights} weights "
-            f"({roomiest.weights_bytes_per_gpu / GIB:.1f} GiB) plus {OVERHEAD_BYTES / GIB:.2f} GiB of "
-            f"runtime overhead leave no room for a KV cache.")
+def no_room_error(roomiest: Plan) -> PlanError:
+    return PlanError(key="plan_no_room", model=roomiest.model.name, gpus=gpus_said(roomiest),
+                     utilization=roomiest.utilization,
+                     budget=roomiest.gpu.memory_bytes * roomiest.utilization / GIB,
+                     weights="fp8" if roomiest.quantization else "bf16",
+                     weights_gib=roomiest.weights_bytes_per_gpu / GIB, overhead=OVERHEAD_BYTES / GIB)

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from typing import BinaryIO
 
+from glm1m.catalog import Said, said
 from glm1m.errors import StartFailed
 from glm1m.server import exit_reason
 
@@ -134,26 +135,26 @@ def _signal_group(proc: subprocess.Popen, sig: signal.Signals) -> None:
         pass
 
 
-def require_free_port(host: str, port: int, what: str) -> None:
+def require_free_port(host: str, port: int, what: str | Said) -> None:
     with socket.socket() as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((host, port))
         except OSError as error:
-            raise StartFailed(f"port {port} on {host} is already in use, so {what} cannot start "
-                              f"there ({error.strerror}). Stop whatever holds it (another "
-                              f"glm1m?) or choose another port.") from error
+            raise StartFailed(key="port_in_use", port=port, host=host, what=what,
+                              reason=error.strerror) from error
 
 
-def wait_until(ready: Callable[[], bool], proc: subprocess.Popen, what: str, timeout_s: float,
+def wait_until(ready: Callable[[], bool], proc: subprocess.Popen, what: str | Said, timeout_s: float,
                log_path: str | None = None) -> None:
     """Poll `ready` until it is true; fail early if `proc` exits (a readiness probe, not a test).
     Either failure says why, from the log: the error it ends with, a process killed by a signal."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise StartFailed(exit_reason.exited(what, proc.returncode, log_path, "before it was ready"))
+            raise StartFailed.of(exit_reason.exited_said(what, proc.returncode, log_path,
+                                                         said("when_before_ready")))
         if ready():
             return
         time.sleep(0.5)
-    raise StartFailed(exit_reason.not_ready(what, timeout_s, log_path))
+    raise StartFailed.of(exit_reason.not_ready_said(what, timeout_s, log_path))

@@ -22,7 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from glm1m.errors import PlanError
-from glm1m.server.disk_tier import NO_PROFILE, DiskTier, size_disk_tier
+from glm1m.server.disk_tier import DiskTier, size_disk_tier
 from glm1m.server.gpus import Gpu
 from glm1m.server.host_tier import HostTier, host_memory_bytes, size_tier
 from glm1m.server.plan import (
@@ -81,7 +81,7 @@ def disk_tier_for(profile: str, model: str, detected: list[Gpu], gpus: int,
     """The disk tier at root for this profile and machine; PlanError for profile none (no sizing
     to put a CPU tier in) or a host without room for the CPU tier it needs."""
     if profile == "none":
-        raise PlanError(NO_PROFILE)
+        raise PlanError(key="kv_disk_profile")
     plan, host = sized_tier(profile, model, detected, gpus, max_model_len, layout, host_bytes)
     return size_disk_tier(plan, host, root, cap_bytes, user_cpu_gib)
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from glm1m.catalog import Said, said
 from glm1m.errors import PlanError
 from glm1m.server import launch, process, router, shm
 from glm1m.server.launch import ServeOptions
@@ -40,9 +41,8 @@ def gpu_groups(replicas: int, gpus_per_replica: int, detected: int) -> list[str 
     if detected == 0:
         return [None] * replicas
     if replicas * gpus_per_replica > detected:
-        raise PlanError(f"--replicas {replicas} with --gpus {gpus_per_replica} each needs "
-                        f"{replicas * gpus_per_replica} GPUs and nvidia-smi lists {detected}; ask "
-                        f"for fewer replicas or fewer GPUs per replica.")
+        raise PlanError(key="replicas_gpus", replicas=replicas, each=gpus_per_replica,
+                        needed=replicas * gpus_per_replica, listed=detected)
     return [",".join(str(r * gpus_per_replica + g) for g in range(gpus_per_replica))
             for r in range(replicas)]
 
@@ -51,7 +51,7 @@ def plan_stack(options: ServeOptions, replicas: int, gpus_per_replica: int, dete
                settings: Settings) -> Stack:
     """`options` is what one `glm1m serve` would start; each replica gets its own port and GPUs."""
     if replicas < 2:
-        raise PlanError("--replicas needs 2 or more servers; one server needs no router.")
+        raise PlanError(key="replicas_two")
     groups = gpu_groups(replicas, gpus_per_replica, detected)
     servers = tuple(replace(options, host="127.0.0.1", port=port, devices=group)
                     for port, group in zip(replica_ports(options.port, replicas), groups,
@@ -64,7 +64,7 @@ def plan_stack(options: ServeOptions, replicas: int, gpus_per_replica: int, dete
 
 
 def start_stack(stack: Stack, settings: Settings, log_dir: Path,
-                say: Callable[[str], None]) -> list[subprocess.Popen]:
+                say: Callable[[Said], None]) -> list[subprocess.Popen]:
     """Start every replica at once (each takes its own minute to load), wait for them all, then
     the router. The processes are returned as they start, in `started`, so a failure half-way
     still lets the caller stop what runs: pass the same list to stop_stack in a finally."""
@@ -76,22 +76,22 @@ def start_stack(stack: Stack, settings: Settings, log_dir: Path,
         raise
 
 
-def _start(stack: Stack, settings: Settings, log_dir: Path, say: Callable[[str], None],
+def _start(stack: Stack, settings: Settings, log_dir: Path, say: Callable[[Said], None],
            started: list[subprocess.Popen]) -> list[subprocess.Popen]:
     # Replicas listen on loopback: only the router, on the host asked for, faces the network.
     for port in [s.port for s in stack.servers] + [stack.router.port, stack.router.metrics_port]:
-        launch.require_port("127.0.0.1", port, "a replica or the router")
+        launch.require_port("127.0.0.1", port, said("what_replica_or_router"))
     # Each replica's disk tier puts its CPU tier in /dev/shm: all of them must fit at once.
     shm.require_room(sum(shm.region_bytes(launch.vllm_command(s, "python")) for s in stack.servers),
                      servers=len(stack.servers))
     logs = [str(log_dir / f"vllm-{i}.log") for i in range(len(stack.servers))]
     for options, log in zip(stack.servers, logs, strict=True):
-        say(f"starting replica at {options.base_url} (log: {log}) ...")
+        say(said("replica_starting", url=options.base_url, log=log))
         started.append(launch.start(options, settings, log_path=log))
     for proc, options, log in zip(started, stack.servers, logs, strict=True):
         launch.wait_ready(proc, options, log)
     router_log = str(log_dir / "router.log")
-    say(f"{len(stack.servers)} replicas ready; starting the router (log: {router_log}) ...")
+    say(said("replicas_ready", replicas=len(stack.servers), log=router_log))
     started.append(router.start(stack.router, router_log))
     router.wait_ready(started[-1], stack.router, router_log)
     return started
@@ -107,7 +107,7 @@ def stop_stack(procs: list[subprocess.Popen]) -> None:
 
 
 def supervise(procs: list[subprocess.Popen], stack: Stack, settings: Settings, log_dir: Path,
-              say: Callable[[str], None], shm_before: frozenset[Path] | None = None) -> int:
+              say: Callable[[Said], None], shm_before: frozenset[Path] | None = None) -> int:
     """Block until the router, or a process the caller appended after it (the UI), exits: 1, and
     the caller stops the rest. A replica that exits is started again in its place (in
     `procs`, so the caller's stop_stack stops the new one): the router takes it out of rotation
@@ -129,8 +129,7 @@ def supervise(procs: list[subprocess.Popen], stack: Stack, settings: Settings, l
         if shm_before is not None:
             removed = shm.remove_left_behind(shm_before, [procs[index].pid])
             if removed.paths:
-                say(removed.line())
+                say(removed.said())
         options = stack.servers[index]
-        say(f"replica at {options.base_url} exited (status {procs[index].returncode}); starting "
-            f"it again; the router sends its requests to the others until it answers")
+        say(said("replica_restarting", url=options.base_url, code=procs[index].returncode))
         procs[index] = launch.start(options, settings, log_path=str(log_dir / f"vllm-{index}.log"))

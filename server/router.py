@@ -39,6 +39,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
+from glm1m.catalog import said
 from glm1m.errors import StartFailed
 from glm1m.server import process
 from glm1m.server.launch import SERVED_NAME
@@ -97,14 +98,13 @@ def router_options(backends: list[str], settings: Settings, host: str = "127.0.0
                    port: int = 8000, metrics_port: int | None = None,
                    api_key: str = "") -> RouterOptions:
     if not backends:
-        raise StartFailed("the router needs at least one --backend URL of a `glm1m serve` server.")
+        raise StartFailed(key="router_no_backend")
     cleaned = tuple(url.rstrip("/").removesuffix("/v1") for url in backends)
     for url in cleaned:
         if not url.startswith(("http://", "https://")):
-            raise StartFailed(f"--backend {url} is not a URL; give it as http://HOST:PORT, the "
-                              f"address `glm1m serve` printed.")
+            raise StartFailed(key="router_bad_backend", url=url)
     if len(set(cleaned)) != len(cleaned):
-        raise StartFailed("the same --backend is given twice; each server once.")
+        raise StartFailed(key="router_backend_twice")
     return RouterOptions(backends=cleaned, host=host, port=port,
                          metrics_port=port + 3 if metrics_port is None else metrics_port,
                          api_key=api_key, request_timeout_s=request_timeout_s(settings))
@@ -138,8 +138,8 @@ def router_env() -> dict[str, str]:
 
 
 def start(options: RouterOptions, log_path: str | None = None) -> subprocess.Popen:
-    process.require_free_port(options.host, options.port, "the router")
-    process.require_free_port("127.0.0.1", options.metrics_port, "the router's metrics")
+    process.require_free_port(options.host, options.port, said("what_router"))
+    process.require_free_port("127.0.0.1", options.metrics_port, said("what_router_metrics"))
     return process.start(router_command(options), env=router_env(), log_path=log_path)
 
 
@@ -154,12 +154,10 @@ def answers_through(options: RouterOptions) -> bool:
     except httpx.HTTPError:
         return False
     if reply.status_code == 401:
-        raise StartFailed(f"the servers behind the router at {options.base_url} refuse glm1m's "
-                          f"key; give the key they were started with (--api-key or "
-                          f"GLM1M_API_KEY).")
+        raise StartFailed(key="router_key_refused", url=options.base_url)
     return reply.status_code == 200 and bool(reply.json().get("choices"))
 
 
 def wait_ready(proc: subprocess.Popen, options: RouterOptions, log_path: str | None = None,
                timeout_s: float = READY_TIMEOUT_S) -> None:
-    process.wait_until(lambda: answers_through(options), proc, "the router", timeout_s, log_path)
+    process.wait_until(lambda: answers_through(options), proc, said("what_router"), timeout_s, log_path)

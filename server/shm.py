@@ -30,6 +30,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from glm1m.catalog import EN, Said, said
 from glm1m.errors import StartFailed
 from glm1m.server.flags import kv_extra_config, last_value
 from glm1m.server.plan import GIB
@@ -86,18 +87,13 @@ def require_room(need_bytes: int, servers: int = 1, directory: Path | None = Non
     free = _free_bytes(folder)
     if need_bytes <= 0 or free >= need_bytes:
         return
-    whose = "its CPU KV tier" if servers == 1 else f"the CPU KV tiers of {servers} servers"
+    whose = said("shm_whose_one") if servers == 1 else said("shm_whose_many", servers=servers)
     mapped = _mapped_files()
     orphans = [p for p in regions(folder) if not _mapped(p, mapped)]
     held = sum(_held_bytes(p) for p in orphans)
-    files = "file" if len(orphans) == 1 else "files"
-    stale = (f", and {_gib(held)} more is held by {len(orphans)} {REGION_GLOB} {files} that no "
-             f"running process maps (a killed vLLM's: delete them)") if orphans else ""
-    raise StartFailed(
-        f"with the disk tier vLLM keeps {whose} in {folder}, which needs {_gib(need_bytes)} free "
-        f"for it and has {_gib(free)}{stale}; give {folder} more room (in Docker: docker run "
-        f"--shm-size={math.ceil(need_bytes / GIB)}g) or give a smaller --kv-offloading-size "
-        f"after --.")
+    stale = said("shm_stale", held=_gib(held), count=len(orphans), glob=REGION_GLOB) if orphans else ""
+    raise StartFailed(key="shm_no_room", whose=whose, folder=folder, need=_gib(need_bytes),
+                      free=_gib(free), stale=stale, size=math.ceil(need_bytes / GIB))
 
 
 @dataclass(frozen=True)
@@ -106,10 +102,11 @@ class Removed:
     freed_bytes: int  # the tmpfs pages the files held: memory given back
 
     def line(self) -> str:
-        names = ", ".join(p.name for p in self.paths)
-        files = "file" if len(self.paths) == 1 else "files"
-        return (f"removed {len(self.paths)} KV region {files} a killed vLLM left in "
-                f"{self.paths[0].parent} ({names}): {_gib(self.freed_bytes)} of memory given back")
+        return self.said().render(EN)
+
+    def said(self) -> Said:
+        return said("shm_removed", count=len(self.paths), folder=self.paths[0].parent,
+                    names=[p.name for p in self.paths], freed=_gib(self.freed_bytes))
 
 
 def _held_bytes(path: Path) -> int:

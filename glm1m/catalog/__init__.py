@@ -11,9 +11,11 @@ field ("1 page", "2 pages"); Chinese has one form. `count` is the one field a fo
 ("its only page"). A field may itself be a `Said` (an id and its fields), rendered in the same
 language, or a list, joined as the language lists things ("a.csv, b.pdf", "a.csv、b.pdf").
 
-The entries live in core.py (the core's errors and notes), progress.py (the words of a progress
-line, which both doors say) and page.py (the web page's own words), apart only because one file
-would pass the 360 lines tests/unit/test_layers.py allows; an id is in exactly one of them.
+The entries live in core.py (the core's commoner errors and notes), inputs.py (the rarer failures
+of documents, tables and accounts), serving.py (the model server's, the plan's and starting's),
+cli.py (the command line's own lines), progress.py (the words of a progress line, which both doors
+say) and page.py (the web page's own words), apart only because one file would pass the 360 lines
+tests/unit/test_layers.py allows; an id is in exactly one of them.
 """
 
 from __future__ import annotations
@@ -22,16 +24,20 @@ import string
 from dataclasses import dataclass, field
 from typing import Any
 
+from glm1m.catalog.cli import CLI
 from glm1m.catalog.core import CORE
+from glm1m.catalog.inputs import INPUTS
 from glm1m.catalog.page import PAGE
 from glm1m.catalog.progress import PROGRESS
+from glm1m.catalog.serving import SERVING
+from glm1m.catalog.tools import TOOLS
 
 EN, ZH = "en", "zh"
 LANGUAGES = (EN, ZH)
 
 English = str | tuple[str, str]  # one sentence, or (one, other) chosen by `count`
 Entry = tuple[English, str]
-CATALOG: dict[str, Entry] = {**CORE, **PROGRESS, **PAGE}
+CATALOG: dict[str, Entry] = {**CORE, **INPUTS, **SERVING, **CLI, **PROGRESS, **PAGE, **TOOLS}
 
 
 @dataclass(frozen=True)

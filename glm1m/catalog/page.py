@@ -193,10 +193,11 @@ PAGE: dict[str, tuple[str | tuple[str, str], str]] = {
                    "**{name}**：{budget}读取方式：{strategy}。"),
     "whole": ("whole", "整篇读取"),
     "map_reduce": ("part by part (map-reduce)", "分段读取（map-reduce）"),
-    "doc_choose": ("{budget}\n\n{wait}\n\nRead it whole (best answers) or part by part (map-reduce: the "
-                   "first answer comes sooner)?",
-                   "{budget}\n\n{wait}\n\n整篇读取（回答最好），还是分段读取（map-reduce："
-                   "第一个回答来得更快）？"),
+    "doc_choose": ("{budget}\n\n{wait}\n\nRead it whole (best answers), part by part (map-reduce: the "
+                   "first answer comes sooner), or look things up (the model finds and reads the pages a "
+                   "question needs: for questions about a few places)?",
+                   "{budget}\n\n{wait}\n\n整篇读取（回答最好）、分段读取（map-reduce："
+                   "第一个回答来得更快），还是查找阅读（模型查找并阅读问题所需的页面：适合只涉及几处的问题）？"),
     "wait_whole": ("Until the first answer starts: {when}; the model reads all {tokens:,} tokens first, "
                    "and follow-up questions reuse that work and start fast.",
                    "到回答开始前：{when}；模型要先读完全部 {tokens:,} 个词元，之后的追问会复用这些计算，"

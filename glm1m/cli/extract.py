@@ -15,9 +15,10 @@ import sys
 import time
 from pathlib import Path
 
+from glm1m.catalog import said
 from glm1m.cli.output import fail, language, say
 from glm1m.documents.pages import Kind, Page, lost_note
-from glm1m.errors import UserFacingError
+from glm1m.errors import DocumentError, UserFacingError
 from glm1m.progress import OnProgress, Progress
 from glm1m.settings import Settings
 
@@ -43,16 +44,16 @@ def cmd_extract(args: argparse.Namespace) -> int:
     settings = Settings()
     try:
         if not args.file.is_file():
-            return fail(f"{args.file} is not a file that can be read (check the path).")
+            return fail(DocumentError(key="doc_not_a_file", path=args.file))
         text = read_document(args.file, ReadOptions.of(settings, args.ocr), args.file.name,
                              throttled())
     except UserFacingError as error:
         return fail(error)
     except OSError as error:
-        return fail(f"{args.file} cannot be read ({error.strerror or error}).")
+        return fail(DocumentError(key="doc_cannot_read_file", path=args.file, reason=error.strerror or error))
     except KeyboardInterrupt:
-        return fail("stopped.", 130)
-    if (note := lost_note(text)) is not None:
+        return fail(said("cli_stopped"), 130)
+    if (note := lost_note(text, language())) is not None:
         say(note)  # on stderr, before the text: a damaged file read as far as it goes
     try:
         for number, page in enumerate(text.pages):

@@ -48,5 +48,5 @@ def main(argv: list[str] | None = None) -> None:
     except ValidationError as error:  # Settings(...) built with a value a command was given
         if error.title != "Settings":
             raise
-        code = fail(str(settings_error(error)))
+        code = fail(settings_error(error))
     sys.exit(code)

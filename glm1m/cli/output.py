@@ -8,26 +8,32 @@ import sys
 
 from pydantic import ValidationError
 
-from glm1m.catalog import EN, language_of
+from glm1m.catalog import EN, Said, language_of
 from glm1m.errors import UserFacingError
-from glm1m.settings import Settings
+from glm1m.settings import Locale, Settings
 
 BAD_INPUT = 2
 
 
-def say(text: str) -> None:
-    print(f"glm1m: {text}", file=sys.stderr, flush=True)
+def say(text: str | Said) -> None:
+    """A line for a person on stderr; a Said in the CLI's language."""
+    shown = text.render(language()) if isinstance(text, Said) else text
+    print(f"glm1m: {shown}", file=sys.stderr, flush=True)
 
 
 def language() -> str:
-    """EN or ZH, from the settings as they are now (English while a GLM1M_* value is bad)."""
+    """EN or ZH, from the settings as they are now (while another GLM1M_* value is bad, from
+    GLM1M_LANG or the locale alone)."""
     try:
         return language_of(Settings().lang)
     except ValidationError:
-        return EN
+        try:
+            return language_of(Locale().lang)
+        except ValidationError:
+            return EN
 
 
-def fail(said: str | UserFacingError, code: int = BAD_INPUT) -> int:
-    """Say why nothing (more) was done (an error in the CLI's language); the exit code to return."""
-    say(said.in_language(language()) if isinstance(said, UserFacingError) else said)
+def fail(what: str | Said | UserFacingError, code: int = BAD_INPUT) -> int:
+    """Say why nothing (more) was done (in the CLI's language); the exit code to return."""
+    say(what.in_language(language()) if isinstance(what, UserFacingError) else what)
     return code

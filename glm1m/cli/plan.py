@@ -7,6 +7,7 @@ import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from glm1m.catalog import said
 from glm1m.cli.output import fail
 from glm1m.errors import PlanError
 from glm1m.server.gpus import detect_gpus
@@ -82,9 +83,9 @@ def run_plan(args: argparse.Namespace) -> int:
                          max_model_len=args.max_model_len, kv_cache_dtype=args.kv_cache_dtype,
                          quantization=args.quantization, layout=args.layout)
     except PlanError as error:
-        return fail(f"plan: {error}")
+        return fail(said("cli_plan_failed", error=error.as_said()))
     if args.host_mem is not None and args.host_mem <= 0:
-        return fail(f"plan: --host-mem must be positive (got {args.host_mem:g}).")
+        return fail(said("cli_host_mem", value=args.host_mem))
     from rich.console import Console
 
     from glm1m.server.disk_tier import size_disk_tier
@@ -102,7 +103,7 @@ def run_plan(args: argparse.Namespace) -> int:
         try:
             disk = size_disk_tier(plan, tier, Path(disk_dir), int(settings.kv_disk_gib * GIB))
         except PlanError as error:
-            return fail(f"plan: {error}")
+            return fail(said("cli_plan_failed", error=error.as_said()))
     show(plan, Console(highlight=False), tier, disk)
     return 0
 
@@ -114,8 +115,7 @@ def planned_gpus(args: argparse.Namespace) -> tuple[GpuSpec, int]:
         return GpuSpec(name=f"{args.gpu_mem:g} GiB GPU", memory_gib=args.gpu_mem), args.gpus or 1
     detected = detect_gpus()
     if not detected:
-        raise PlanError(f"No NVIDIA GPU was found on this machine; name one with --gpu "
-                        f"({', '.join(GPUS)}) or give its memory with --gpu-mem GiB.")
+        raise PlanError(key="no_gpu_found", gpus=list(GPUS))
     # Mixed cards plan as the smallest, since every engine must fit on each GPU it gets.
     smallest = min(detected, key=lambda g: g.memory_mib)
     return gpu_from_memory_mib(smallest.name, smallest.memory_mib), args.gpus or len(detected)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from glm1m.catalog import said
 from glm1m.cli.output import fail, say
 from glm1m.errors import StartFailed, UserFacingError
 from glm1m.settings import Settings
@@ -39,12 +40,8 @@ def check_exposure(host: str, expose: bool) -> None:
     if host in LOOPBACK:
         return
     if not expose:
-        raise PlanError(f"--host {host} would let other machines reach the router, where "
-                        f"{OPEN_ROUTES} need no key: anyone could add a server of their own and "
-                        f"receive the requests, keys included. Keep 127.0.0.1, or add --expose "
-                        f"if a firewall or proxy guards the port.")
-    say(f"listening on {host}: model routes need the key, but {OPEN_ROUTES} answer anyone who "
-        f"can reach this port.")
+        raise PlanError(key="router_exposed", host=host, open=OPEN_ROUTES)
+    say(said("cli_router_listening", host=host, open=OPEN_ROUTES))
 
 
 def cmd_router(args: argparse.Namespace) -> int:
@@ -59,18 +56,15 @@ def cmd_router(args: argparse.Namespace) -> int:
                                         api_key=args.api_key or server_api_key(settings, create=False))
     except UserFacingError as error:
         return fail(error)
-    say("starting: " + " ".join(router.router_command(options)))
+    say(said("cli_starting", command=" ".join(router.router_command(options))))
     proc = None
     try:
         proc = router.start(options)
         router.wait_ready(proc, options)
-        say(f"router ready at {options.base_url}/v1 in front of {', '.join(options.backends)}; "
-            f"point GLM1M_BASE_URL there, GLM1M_TOKENIZE_URL at one of the servers and "
-            f"GLM1M_HEALTH_PATH=/readiness")
+        say(said("cli_router_ready", url=options.base_url, backends=list(options.backends)))
         # The router reads no chat text: without the header another client's requests all go
         # to one server (server/router.py).
-        say(f"other OpenAI clients: send a {router.SESSION_HEADER} header, one value per document "
-            f"or conversation, to spread them and keep each one's questions on its server")
+        say(said("cli_router_header", header=router.SESSION_HEADER))
         return proc.wait()
     except StartFailed as error:
         return fail(error, 1)

@@ -7,6 +7,7 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
+from glm1m.catalog import Said, said
 from glm1m.cli.output import fail, say
 from glm1m.cli.plan import add_layout_arg
 from glm1m.errors import PlanError, StartFailed, UserFacingError
@@ -70,7 +71,7 @@ def serve_options(args: argparse.Namespace, settings: Settings | None = None) ->
     it also prunes the tier's folder to its cap, which must happen before vLLM starts."""
     from glm1m.keys import server_api_key
     from glm1m.server import launch, profile
-    from glm1m.server.disk_tier import NO_CPU_TIER, prune
+    from glm1m.server.disk_tier import prune
     from glm1m.server.gpus import detect_gpus
     from glm1m.server.plan import GIB
 
@@ -89,10 +90,10 @@ def serve_options(args: argparse.Namespace, settings: Settings | None = None) ->
     disk_dir = args.kv_disk or settings.kv_disk_dir
     if not gpu:
         if disk_dir:
-            raise PlanError(NO_CPU_TIER)
+            raise PlanError(key="kv_disk_no_gpu")
         return options
     if args.gpus > len(detected):
-        raise PlanError(f"--gpus {args.gpus} asks for more GPUs than nvidia-smi lists ({len(detected)}).")
+        raise PlanError(key="gpus_too_many", gpus=args.gpus, listed=len(detected))
     disk = None
     if disk_dir:
         disk = profile.disk_tier_for(args.profile, options.model, detected, args.gpus,
@@ -114,19 +115,15 @@ def user_cpu_gib(vllm_args: list[str]) -> float | None:
     try:
         return float(value)
     except ValueError:
-        raise PlanError(f"--kv-offloading-size after -- takes a number of GiB, like 24 "
-                        f"(got {value}).") from None
+        raise PlanError(key="kv_offloading_size_bad", value=value) from None
 
 
 def check_exposure(host: str, expose: bool) -> None:
     if host in LOOPBACK:
         return
     if not expose:
-        raise PlanError(f"--host {host} would let other machines reach the model server, where "
-                        f"{OPEN_ENDPOINTS} need no key and the key travels over plain HTTP. Keep "
-                        f"the default 127.0.0.1, or add --expose if a firewall or proxy guards it.")
-    say(f"listening on {host}: every route needs the API key except {OPEN_ENDPOINTS}, which "
-        f"answer anyone who can reach this port.")
+        raise PlanError(key="server_exposed", host=host, open=OPEN_ENDPOINTS)
+    say(said("cli_serve_listening", host=host, open=OPEN_ENDPOINTS))
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -146,9 +143,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         settings.log_dir.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        return fail(f"cannot write logs to {settings.log_dir} ({error.strerror}); give "
-                    f"GLM1M_DATA_DIR a folder this user can write.")
-    say("starting: " + " ".join(launch.vllm_command(options, launch.vllm_python(settings))))
+        return fail(StartFailed(key="logs_unwritable", folder=settings.log_dir, reason=error.strerror))
+    say(said("cli_starting", command=" ".join(launch.vllm_command(options, launch.vllm_python(settings)))))
     server: subprocess.Popen | None = None
     try:
         # vLLM writes its log to a file, which is shown here as it grows: when it fails, the
@@ -156,11 +152,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         server = launch.start(options, settings, log_path=str(log), echo=True)
         launch.wait_ready(server, options, str(log))
         record_served(options, args, settings)
-        say(f"model server ready at {options.base_url}/v1 (log: {log})")
+        say(said("cli_server_ready", url=options.base_url, log=log))
         # Only Ctrl-C, SIGTERM or SIGHUP (KeyboardInterrupt below) stop it on purpose; vLLM exits
         # 0 when its engine died, so any exit here is a failure, said with its cause.
         code = server.wait()
-        say(exit_reason.exited("the model server", code, str(log), "while serving"))
+        say(exit_reason.exited_said(said("what_model_server"), code, str(log), said("when_serving")))
         return 1
     except StartFailed as error:
         return fail(error, 1)
@@ -179,7 +175,7 @@ def give_back_shm(before: frozenset[Path], stopped_groups: list[int]) -> None:
 
     removed = shm.remove_left_behind(before, stopped_groups)
     if removed.paths:
-        say(removed.line())
+        say(removed.said())
 
 
 def plan_replicas(args: argparse.Namespace, options: ServeOptions, settings: Settings) -> Stack:
@@ -191,10 +187,9 @@ def plan_replicas(args: argparse.Namespace, options: ServeOptions, settings: Set
     return replicas.plan_stack(options, args.replicas, args.gpus, detected, settings)
 
 
-def ready_line(stack: Stack) -> str:
-    return (f"model server ready at {stack.router.base_url}/v1 (vLLM's router in front of "
-            f"{len(stack.servers)} replicas; the app asks {stack.servers[0].base_url} for "
-            f"/tokenize: GLM1M_TOKENIZE_URL)")
+def ready_line(stack: Stack) -> Said:
+    return said("cli_replicas_ready", url=stack.router.base_url, replicas=len(stack.servers),
+                first=stack.servers[0].base_url)
 
 
 def serve_replicas(args: argparse.Namespace, options: ServeOptions, settings: Settings,
@@ -208,8 +203,7 @@ def serve_replicas(args: argparse.Namespace, options: ServeOptions, settings: Se
     procs: list[subprocess.Popen] = []
     if options.host not in LOOPBACK:
         from glm1m.cli.router import OPEN_ROUTES
-        say(f"the router listens on {options.host}: {OPEN_ROUTES} answer anyone who can reach it "
-            f"(the replicas stay on 127.0.0.1).")
+        say(said("cli_replicas_exposed", host=options.host, open=OPEN_ROUTES))
     try:
         stack = plan_replicas(args, options, settings)
         settings.log_dir.mkdir(parents=True, exist_ok=True)
@@ -218,8 +212,7 @@ def serve_replicas(args: argparse.Namespace, options: ServeOptions, settings: Se
         say(ready_line(stack))
         return replicas.supervise(procs, stack, settings, settings.log_dir, say, shm_before)
     except OSError as error:
-        return fail(f"cannot write logs to {settings.log_dir} ({error.strerror}); give "
-                    f"GLM1M_DATA_DIR a folder this user can write.")
+        return fail(StartFailed(key="logs_unwritable", folder=settings.log_dir, reason=error.strerror))
     except UserFacingError as error:  # the plan, a port taken, a server that did not start
         return fail(error, 1)
     except KeyboardInterrupt:
@@ -245,5 +238,4 @@ def record_served(options: ServeOptions, args: argparse.Namespace, settings: Set
     try:
         record(settings, served)
     except OSError as error:
-        say(f"could not record the server in {settings.data_dir} ({error.strerror}); the UI's wait "
-            f"estimates will say they are for an H200.")
+        say(said("cli_not_recorded", folder=settings.data_dir, reason=error.strerror))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 
+from glm1m.catalog import said
 from glm1m.cli.output import fail, say
 from glm1m.errors import UserFacingError
 from glm1m.settings import Settings
@@ -46,7 +47,7 @@ def cmd_shelf_list(args: argparse.Namespace) -> int:
                            for k, n in e.tokens.items()) or "not counted"
         table.add_row(e.name, f"{e.locations:,} {e.unit}", tokens, added_words(e.added), e.sha256[:12])
     if not entries:
-        say("the shelf is empty: documents read by `glm1m summarize` or the page are kept here.")
+        say(said("cli_shelf_empty"))
         return 0
     Console(width=160).print(table)
     return 0
@@ -60,7 +61,7 @@ def cmd_shelf_rm(args: argparse.Namespace) -> int:
         removed = Shelf.of(settings.data_dir, settings.shelf_max_mb, args.user).remove(args.name)
     except UserFacingError as error:
         return fail(error)
-    say(f"removed {removed.name} ({removed.sha256[:12]}, {removed.bytes / 1e6:,.1f} MB) from the shelf.")
+    say(said("cli_shelf_removed", name=removed.name, hash=removed.sha256[:12], mb=removed.bytes / 1e6))
     return 0
 
 

@@ -15,14 +15,16 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from glm1m.cli.output import fail, say
+from glm1m.catalog import Said, render, said
+from glm1m.cli.output import fail, language, say
 from glm1m.errors import DocumentError, UserFacingError
 from glm1m.settings import Settings
 
 if TYPE_CHECKING:
     from glm1m.documents.asking import OpenedSet
+    from glm1m.documents.budget import Strategy
 
-STRATEGIES = ("auto", "whole", "map-reduce")
+STRATEGIES = ("auto", "whole", "map-reduce", "look-up")
 
 
 def add_command(commands: argparse._SubParsersAction) -> None:
@@ -41,7 +43,8 @@ def add_command(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--question", default=None, help="a question instead of a summary")
     p.add_argument("--strategy", choices=STRATEGIES, default="auto",
                    help=f"auto: whole document up to GLM1M_WHOLE_DOCUMENT_THRESHOLD tokens "
-                        f"({threshold:,} unless set), else map-reduce")
+                        f"({threshold:,} unless set), else map-reduce; look-up: the model finds "
+                        f"and reads the pages it needs with tools, a line for each lookup")
     p.add_argument("--max-tokens", type=int, default=None,
                    help="longest answer (default: GLM1M_MAX_TOKENS)")
     p.add_argument("--base-url", default=None, help="the model server (default: GLM1M_BASE_URL)")
@@ -59,7 +62,7 @@ def cmd_summarize(args: argparse.Namespace) -> int:
     except UserFacingError as error:
         return fail(error)
     except KeyboardInterrupt:
-        return fail("stopped.", 130)
+        return fail(said("cli_stopped"), 130)
     return 0
 
 
@@ -75,7 +78,7 @@ async def summarize(args: argparse.Namespace, settings: Settings) -> None:
     from glm1m.cli.waiting import TerminalDoor
     from glm1m.documents.answer import SET_SUMMARY_REQUEST, SUMMARY_REQUEST
     from glm1m.documents.asking import ask, open_file, open_files
-    from glm1m.documents.budget import Strategy, set_line
+    from glm1m.documents.budget import Strategy, budget_said
     from glm1m.documents.formats import ReadOptions
     from glm1m.documents.shelf import Shelf
     from glm1m.llm import ChatParams, LlmClient
@@ -84,7 +87,7 @@ async def summarize(args: argparse.Namespace, settings: Settings) -> None:
     files = files_of(args)
     for path in files:
         if not path.is_file():
-            raise DocumentError(f"{path} is not a file that can be read (check the path).")
+            raise DocumentError(key="doc_not_a_file", path=path)
     params = ChatParams(temperature=settings.temperature, max_tokens=settings.max_tokens)
     shelf = Shelf.of(settings.data_dir, settings.shelf_max_mb, args.user)
     clock = PrefillClock(read(settings))
@@ -100,28 +103,33 @@ async def summarize(args: argparse.Namespace, settings: Settings) -> None:
             opened = await open_file(path, path.name, shelf, options, llm, settings, params.max_tokens,
                                      door)
             doc = opened.doc
-            say(f"{doc.name}: {doc.budget.line()} Strategy: {doc.strategy.value}.")
+            say(read_said(doc.name, budget_said(doc.budget), doc.strategy))
             pieces = ask(doc, question, llm, params, door, clock, opened.to)
         else:
             together = await open_files([(path, path.name) for path in files], shelf, options,
                                         llm, settings, params.max_tokens, door)
             doc = together.doc
-            say(f"{doc.name}: {set_line(doc.budget, together.documents.documents)} "
-                f"Strategy: {doc.strategy.value}.")
+            say(read_said(doc.name, budget_said(doc.budget, together.documents.documents), doc.strategy))
             # No clock: a set's earlier documents may be in the server's cache, which says
             # nothing of its prefill speed. Its whole read is noted on the shelf (together.to).
             pieces = ask(doc, question, llm, params, door, to=together.to, fresh=True)
-        said = []
+        answer = []
         try:
             async for piece in pieces:
-                said.append(piece)
+                answer.append(piece)
                 sys.stdout.write(piece)
                 sys.stdout.flush()
         finally:
             await close_now(pieces)
         sys.stdout.write("\n")
-        if together is not None and (cited := together.documents.cited("".join(said))):
-            say("cited: " + "; ".join(place.line for place in cited))
+        if together is not None and (cited := together.documents.cited("".join(answer))):
+            say(said("cli_cited", places=render(language(), "cli_cited_sep").join(p.line for p in cited)))
     finally:
         door.close()
         await llm.aclose()
+
+
+def read_said(name: str, budget: Said, strategy: Strategy) -> Said:
+    """"report.pdf: 6 pages, 12,345 tokens — 1.2% of the served …-token context. Strategy: whole." """
+    return said("cli_read", name=name, budget=budget,
+                strategy=said(f"cli_strategy_{strategy.name.lower()}"))

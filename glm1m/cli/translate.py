@@ -13,6 +13,7 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from glm1m.catalog import EN, render, said
 from glm1m.cli.output import fail, language, say
 from glm1m.errors import UserFacingError
 from glm1m.settings import Settings
@@ -56,7 +57,7 @@ def cmd_translate(args: argparse.Namespace) -> int:
     concurrency = settings.translate_concurrency if args.concurrency is None else args.concurrency
     max_tokens = settings.translate_max_tokens if args.max_tokens is None else args.max_tokens
     if concurrency < 1 or max_tokens < 1:
-        return fail("--concurrency and --max-tokens must be at least 1.")
+        return fail(said("cli_concurrency_least"))
     try:
         inputs = [p for p in (args.input, args.glossary) if p]
         if args.output:  # before reading anything: the output must not be an input
@@ -69,31 +70,32 @@ def cmd_translate(args: argparse.Namespace) -> int:
         return fail(error)
     job = Job(target_language=args.to, source_language=args.source_language, glossary=glossary,
               concurrency=concurrency, max_tokens=max_tokens, lang=language())
-    say(f"{source.describe()} into {job.target_language} → {output}")
+    say(said("cli_translating", what=source.describe_said(), target=job.target_language, output=output))
     try:
         summary = asyncio.run(translate_with_bar(source, job, output, settings))
     except KeyboardInterrupt:
-        say(stopped_line(output, source))
+        say(stopped_line(output, source, job.lang))
         return 130
     except UserFacingError as error:
         return fail(error)
-    say(summary.line())
+    say(summary.line(job.lang))
     return 0 if summary.complete else 1
 
 
-def stopped_line(output: Path, source: TableSource | None = None) -> str:
+def stopped_line(output: Path, source: TableSource | None = None, lang: str = EN) -> str:
     from glm1m.translation.csv_output import is_finished_output
     from glm1m.translation.job import checkpoint_path
 
     finished = source.is_finished(output) if source is not None else is_finished_output(output)
     if not checkpoint_path(output).exists():  # never started, or every row was done
-        return f"stopped; every row is translated → {output}" if finished else "stopped before it began."
+        if finished:
+            return render(lang, "tr_stopped_all_done", output=output)
+        return render(lang, "tr_stopped_before_began")
     if not output.exists():  # stopped before a row was translated: run_job wrote nothing
-        return "stopped before any row was translated; nothing was written."
+        return render(lang, "tr_stopped_nothing")
     if finished:  # a rerun of a finished job: run_job left that output as it was
-        return (f"stopped. {output} keeps its earlier complete translation; run the same command "
-                f"again to finish this run.")
-    return f"stopped. Finished rows are in {output}; run the same command again to continue."
+        return render(lang, "tr_stopped_kept", output=output)
+    return render(lang, "tr_stopped_continue", output=output)
 
 
 async def translate_with_bar(source: TableSource, job: Job, output: Path,

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from glm1m.catalog import said
 from glm1m.cli.output import fail, say
 from glm1m.cli.serve import add_serve_args, record_served, serve_options
 from glm1m.errors import StartFailed, UserFacingError
@@ -27,7 +28,7 @@ def ui_package_dir() -> Path:
     web door."""
     spec = importlib.util.find_spec("glm1m.chainlit_app")
     if spec is None or spec.origin is None:
-        raise StartFailed("the glm1m.chainlit_app package is not installed with glm1m; reinstall glm1m.")
+        raise StartFailed(key="ui_missing")
     return Path(spec.origin).parent
 
 
@@ -78,7 +79,7 @@ def start_ui(server: ServeOptions, host: str, port: int, settings: Settings,
              log_path: str, tokenize_url: str = "") -> subprocess.Popen:
     from glm1m.server import process
 
-    process.require_free_port(host, port, "the UI")
+    process.require_free_port(host, port, said("what_ui"))
     root = prepare_ui_root(settings)
     return process.start(ui_command(host, port), env=ui_env(server, tokenize_url), cwd=str(root),
                          log_path=log_path)
@@ -96,7 +97,7 @@ def ui_answers(url: str) -> bool:
 def wait_ui(proc: subprocess.Popen, url: str, log_path: str) -> None:
     from glm1m.server import process
 
-    process.wait_until(lambda: ui_answers(url), proc, "the Chainlit UI", UI_READY_TIMEOUT_S, log_path)
+    process.wait_until(lambda: ui_answers(url), proc, said("what_chainlit_ui"), UI_READY_TIMEOUT_S, log_path)
 
 
 def cmd_up(args: argparse.Namespace) -> int:
@@ -117,29 +118,28 @@ def cmd_up(args: argparse.Namespace) -> int:
     try:
         settings.log_dir.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        return fail(f"cannot write logs to {settings.log_dir} ({error.strerror}); give "
-                    f"GLM1M_DATA_DIR a folder this user can write.")
+        return fail(StartFailed(key="logs_unwritable", folder=settings.log_dir, reason=error.strerror))
     server_log, ui_log = str(settings.log_dir / "vllm.log"), str(settings.log_dir / "chainlit.log")
     if options.demo:
-        say("no GPU found (or --demo): serving the demo model, random weights, answers are noise")
+        say(said("cli_demo"))
     if args.replicas > 1:
         return up_replicas(args, options, settings, shm_before)
-    say(f"starting the model server (log: {server_log}) ...")
+    say(said("cli_starting_server", log=server_log))
     children: list[subprocess.Popen] = []
     try:
         children.append(launch.start(options, settings, log_path=server_log))
         launch.wait_ready(children[0], options, server_log)
         record_served(options, args, settings)
-        say(f"model server ready at {options.base_url}/v1; starting the UI (log: {ui_log}) ...")
+        say(said("cli_server_ready_ui", url=options.base_url, log=ui_log))
         url = f"http://{args.ui_host}:{args.ui_port}"
         children.append(start_ui(options, args.ui_host, args.ui_port, settings, ui_log))
         wait_ui(children[1], url, ui_log)
-        say(f"open {url}  (Ctrl-C stops both)")
+        say(said("cli_open_both", url=url))
         return wait_any(children, server_log)
     except StartFailed as error:
         return fail(error, 1)
     except KeyboardInterrupt:
-        say("stopping ...")
+        say(said("cli_stopping"))
         return 0
     finally:
         for child in reversed(children):
@@ -155,10 +155,10 @@ def wait_any(children: list[subprocess.Popen], server_log: str) -> int:
     pid, status = os.wait()
     code = os.waitstatus_to_exitcode(status)
     if pid == children[0].pid:
-        say(exit_reason.exited("the model server", code, server_log, "while serving"))
-        say("stopping the UI")
+        say(exit_reason.exited_said(said("what_model_server"), code, server_log, said("when_serving")))
+        say(said("cli_stopping_ui"))
     else:
-        say(f"the UI exited (status {code}); stopping the rest")
+        say(said("cli_ui_exited", code=code))
     return 1
 
 
@@ -178,18 +178,18 @@ def up_replicas(args: argparse.Namespace, options: ServeOptions, settings: Setti
         stack = plan_replicas(args, options, settings)
         procs = replicas.start_stack(stack, settings, settings.log_dir, say)
         record_served(stack.servers[0], args, settings)
-        say(ready_line(stack) + f"; starting the UI (log: {ui_log}) ...")
+        say(said("cli_ready_starting_ui", ready=ready_line(stack), log=ui_log))
         front = replace(options, host=stack.router.host, port=stack.router.port)
         url = f"http://{args.ui_host}:{args.ui_port}"
         procs.append(start_ui(front, args.ui_host, args.ui_port, settings, ui_log,
                               tokenize_url=stack.servers[0].base_url))
         wait_ui(procs[-1], url, ui_log)
-        say(f"open {url}  (Ctrl-C stops all)")
+        say(said("cli_open_all", url=url))
         return replicas.supervise(procs, stack, settings, settings.log_dir, say, shm_before)
     except UserFacingError as error:
         return fail(error, 1)
     except KeyboardInterrupt:
-        say("stopping ...")
+        say(said("cli_stopping"))
         return 0
     finally:
         replicas.stop_stack(procs)

@@ -13,7 +13,8 @@ import getpass
 import sys
 
 from glm1m.accounts import Accounts, PasswordHash, check_name, check_password
-from glm1m.cli.output import fail, say
+from glm1m.catalog import render, said
+from glm1m.cli.output import fail, language, say
 from glm1m.errors import UserFacingError
 from glm1m.settings import Settings
 
@@ -44,10 +45,10 @@ def cmd_users_add(args: argparse.Namespace) -> int:
     except UserFacingError as error:
         return fail(error)
     except EOFError:
-        return fail("no password given; type it, or pipe it in with --password-stdin.")
+        return fail(said("password_none"))
     except KeyboardInterrupt:
         return 130
-    say(f"{'added' if created else 'changed the password of'} {args.name} in {accounts.path}")
+    say(said("cli_user_added" if created else "cli_user_changed", name=args.name, path=accounts.path))
     return 0
 
 
@@ -57,8 +58,7 @@ def cmd_users_remove(args: argparse.Namespace) -> int:
         accounts.remove_user(args.name)
     except UserFacingError as error:
         return fail(error)
-    say(f"removed {args.name} from {accounts.path}; their sessions have ended (their chats stay "
-        f"in the history database)")
+    say(said("cli_user_removed", name=args.name, path=accounts.path))
     return 0
 
 
@@ -75,11 +75,11 @@ def read_password(from_stdin: bool) -> str:
     if from_stdin:
         line = sys.stdin.readline()
         if not line:
-            raise UserFacingError("--password-stdin got no input; pipe the password in.")
+            raise UserFacingError(key="password_stdin_empty")
         return line.removesuffix("\n").removesuffix("\r")
-    password = getpass.getpass("Password: ")
-    if getpass.getpass("Again: ") != password:
-        raise UserFacingError("The two passwords differ; nothing was written.")
+    password = getpass.getpass(render(language(), "cli_ask_password"))
+    if getpass.getpass(render(language(), "cli_ask_again")) != password:
+        raise UserFacingError(key="passwords_differ")
     return password
 
 
@@ -93,13 +93,12 @@ def ensure_first_user(settings: Settings, interactive: bool) -> str | None:
         if accounts.users():
             return None
         if not interactive:
-            return ("login is on (the real model is served) and no user exists: run "
-                    "`glm1m users add NAME` first, or set GLM1M_AUTH=false.")
-        say("login is on and no user exists yet; create the first one.")
-        name = input("User name: ").strip()
+            return render(language(), "cli_no_user_yet")
+        say(said("cli_create_first_user"))
+        name = input(render(language(), "cli_ask_name")).strip()
         accounts.add_user(name, new_login(name, False))
     except UserFacingError as error:
-        return str(error)
+        return error.in_language(language())
     except (EOFError, KeyboardInterrupt):
-        return "no user was created; run `glm1m users add NAME`, then start again."
+        return render(language(), "cli_no_user_created")
     return None

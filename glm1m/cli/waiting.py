@@ -15,11 +15,13 @@ from contextlib import ExitStack
 from rich.console import Console
 from rich.status import Status
 
+from glm1m.catalog import EN, render, said
 from glm1m.cli.bar import progress_bar
 from glm1m.cli.output import language, say
 from glm1m.cli.shelf import added_words
 from glm1m.documents.asking import Asked, Door
 from glm1m.documents.budget import Budget, Strategy
+from glm1m.documents.lookup import Lookup
 from glm1m.documents.sets import is_set
 from glm1m.documents.shelf import ShelfFull, Shelved
 from glm1m.progress import OnProgress, Progress, ignore
@@ -34,21 +36,18 @@ def clock_text(seconds: float) -> str:
 
 
 def waiting_line(name: str, tokens: int, elapsed_s: float, clock: PrefillClock,
-                 read_before: bool = False) -> str:
-    """Still reading, for how long, and how that compares with the estimate (named as one).
-    `read_before`: this server read the document before, so it may answer in seconds instead."""
-    head = f"still reading {name} ({tokens:,} tokens): {clock_text(elapsed_s)} so far"
-    if read_before:
-        head = (f"asking {name} again ({tokens:,} tokens): {clock_text(elapsed_s)} so far; this "
-                f"server read it before, so the answer starts in seconds if it still holds it")
+                 read_before: bool = False, lang: str = EN) -> str:
+    """Still reading, for how long, and how that compares with the estimate (named as one), in
+    `lang`. `read_before`: this server read the document before, so it may answer in seconds."""
+    head = said("wl_again" if read_before else "wl_reading", name=name, tokens=tokens,
+                clock=clock_text(elapsed_s))
     estimate = clock.estimate_s(tokens)
     if estimate is None:
-        return f"{head}; no estimate yet for this server."
+        return render(lang, "wl_no_estimate", head=head)
     if estimate - elapsed_s >= 1:
-        left = "else about" if read_before else "about"
-        return f"{head}, {left} {clock_text(estimate - elapsed_s)} left (an estimate {clock.basis})."
-    return (f"{head}, longer than the {clock_text(estimate)} estimated {clock.basis}; the server "
-            f"still answers its health check, so it is still reading.")
+        return render(lang, "wl_left_else" if read_before else "wl_left", head=head,
+                      left=clock_text(estimate - elapsed_s), basis=clock.basis_said())
+    return render(lang, "wl_past", head=head, estimate=clock_text(estimate), basis=clock.basis_said())
 
 
 class WaitingLine:
@@ -103,9 +102,9 @@ class TerminalDoor(Door):
         self._bar.close()
         self._show = ignore
         if shelved.hit:
-            say(f"{shelved.text.name}: on the shelf since {added_words(shelved.added)}, not read again.")
+            say(said("cli_on_shelf", name=shelved.text.name, when=added_words(shelved.added)))
         if full is not None:
-            say(str(full))
+            say(full.in_language(self.lang))
 
     async def choose(self, name: str, budget: Budget, answer_tokens: int, before: float | None
                      ) -> Strategy:
@@ -116,7 +115,7 @@ class TerminalDoor(Door):
         doc = asked.doc
         if doc.strategy is Strategy.WHOLE:
             before = added_words(asked.before) if asked.before is not None else None
-            say(self.clock.describe_wait(doc.budget.tokens, before, is_set(doc.text)))
+            say(self.clock.describe_wait(doc.budget.tokens, before, is_set(doc.text), self.lang))
             self.line.start(self._line(asked, 0.0))
 
     def _parts_line(self, progress: Progress) -> None:
@@ -134,10 +133,13 @@ class TerminalDoor(Door):
     async def answering(self, asked: Asked, elapsed_s: float) -> None:
         self.line.stop()
 
+    async def looked_up(self, lookup: Lookup) -> None:
+        say(lookup.words(self.lang))
+
     def close(self) -> None:
         self._bar.close()
         self.line.stop()
 
     def _line(self, asked: Asked, elapsed_s: float) -> str:
         doc = asked.doc
-        return waiting_line(doc.name, doc.budget.tokens, elapsed_s, self.clock, asked.again)
+        return waiting_line(doc.name, doc.budget.tokens, elapsed_s, self.clock, asked.again, self.lang)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from glm1m.chat import MIN_ANSWER_TOKENS, close_now
 from glm1m.documents.budget import Budget, Strategy, measure
+from glm1m.documents.lookup import Limits, OnLookup, look_up, nothing
 from glm1m.documents.mapreduce import MapReduce, ask_map_reduce, system
 from glm1m.documents.pages import DocumentText, Kind
 from glm1m.documents.prompt_ids import KeptIds, prompt_ids
@@ -43,6 +44,7 @@ class OpenDocument:
     budget: Budget
     strategy: Strategy
     plan: MapReduce
+    limits: Limits = Limits(calls=8, chars=6000)  # of looking things up (Strategy.LOOK_UP)
     # The token ids of its whole-document prompt's document part, once a question has needed them.
     ids: KeptIds = field(default_factory=KeptIds, compare=False, repr=False)
 
@@ -73,11 +75,12 @@ def with_strategy(text: DocumentText, budget: Budget, strategy: Strategy, answer
     with an answer of `answer_tokens`. `ids`: where its prompt's ids are kept (the shelf's place
     for a document from the shelf); None: in memory only."""
     budget.check(strategy, answer_tokens)
-    return OpenDocument(text, budget, strategy, plan_of(settings), ids or KeptIds())
+    return OpenDocument(text, budget, strategy, plan_of(settings),
+                        Limits(settings.lookup_calls, settings.lookup_chars), ids or KeptIds())
 
 
 async def answer(doc: OpenDocument, question: str, llm: Llm, params: ChatParams,
-                 on_progress: OnProgress = ignore) -> AsyncIterator[str]:
+                 on_progress: OnProgress = ignore, on_lookup: OnLookup = nothing) -> AsyncIterator[str]:
     """Stream a cited answer. Raises DocumentError when the document cannot be read this way
     with this question and answer length, with the sentence saying what to do. A whole-document
     answer is shortened to the room the document and the question leave, as a chat turn is."""
@@ -87,6 +90,8 @@ async def answer(doc: OpenDocument, question: str, llm: Llm, params: ChatParams,
             ids = await prompt_ids(llm, prompt, question, doc.ids)  # None: as chat (prompt_ids.py)
             params = await fit_whole(doc, question, llm, params, len(ids.ids) if ids else None)
             pieces = ids.stream(params) if ids else llm.stream_chat(prompt, params)
+        elif doc.strategy is Strategy.LOOK_UP:
+            pieces = look_up(doc.text, question, llm, params, doc.limits, on_lookup)
         else:
             pieces = ask_map_reduce(doc.text, chars_per_token(doc.budget), doc.plan, question, llm,
                                     params, on_progress)
@@ -96,10 +101,7 @@ async def answer(doc: OpenDocument, question: str, llm: Llm, params: ChatParams,
         finally:
             await close_now(pieces)  # stopped here: the HTTP stream ends now, not at GC
     except ContextTooLong as error:  # the chat's sentence would say "start a new chat"
-        raise DocumentError(
-            f"A prompt made from {doc.name} came out longer than the server's context. Ask a "
-            f"shorter question, choose a shorter answer (Max new tokens), or read it part by part."
-        ) from error
+        raise DocumentError(key="doc_prompt_too_long", name=doc.name) from error
 
 
 async def fit_whole(doc: OpenDocument, question: str, llm: Llm, params: ChatParams,
@@ -112,10 +114,8 @@ async def fit_whole(doc: OpenDocument, question: str, llm: Llm, params: ChatPara
             whole_prompt(DocumentText(doc.name, (), 0), question, doc.text.kind))
     room = doc.budget.max_model_len - prompt_tokens
     if room < MIN_ANSWER_TOKENS:
-        raise DocumentError(
-            f"With this question, {doc.name} ({doc.budget.tokens:,} tokens) leaves no room for an "
-            f"answer in the server's {doc.budget.max_model_len:,}-token context. Ask a shorter "
-            f"question, or attach the document again and read it part by part.")
+        raise DocumentError(key="doc_no_room_for_answer", name=doc.name, tokens=doc.budget.tokens,
+                            max=doc.budget.max_model_len)
     return replace(params, max_tokens=min(params.max_tokens, room))
 
 

@@ -29,6 +29,7 @@ from glm1m.documents.answer import OpenDocument, answer, with_strategy
 from glm1m.documents.budget import Budget, Strategy, measure
 from glm1m.documents.formats import ReadOptions
 from glm1m.documents.heartbeat import until_first
+from glm1m.documents.lookup import Lookup
 from glm1m.documents.prompt_ids import KeptIds
 from glm1m.documents.sets import DocumentSet
 from glm1m.documents.shelf import Shelf, ShelfFull, Shelved
@@ -110,6 +111,10 @@ class Door:
     async def answering(self, asked: Asked, elapsed_s: float) -> None:
         """The first piece came, `elapsed_s` after the question went; it follows at once."""
 
+    async def looked_up(self, lookup: Lookup) -> None:
+        """Looking things up (Strategy.LOOK_UP): the model asked for this lookup, and reads its
+        result next."""
+
 
 async def open_file(path: Path, name: str, shelf: Shelf, options: ReadOptions, llm: Llm,
                     settings: Settings, answer_tokens: int, door: Door) -> Opened:
@@ -189,7 +194,7 @@ async def ask(doc: OpenDocument, question: str, llm: Llm, params: ChatParams, do
     noted as one document's): its earlier documents may be in the server's cache already, so
     pass no `clock`. The answer's stream is closed when this is, however it ends."""
     asked = Asked(doc, first=to is not None or fresh, before=to.before if to is not None else None)
-    pieces = answer(doc, question, llm, params, door.progress)
+    pieces = answer(doc, question, llm, params, door.progress, door.looked_up)
     if to is not None and doc.strategy is Strategy.WHOLE:
         pieces = noting_read(to, pieces)  # the next chat that attaches it is told this server read it
 

@@ -7,10 +7,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
+from glm1m.catalog import EN, Said, said
 from glm1m.documents.pages import DocumentText, Kind
 from glm1m.errors import DocumentError
 from glm1m.llm import Llm
-from glm1m.progress import OnProgress, Progress, Stage, ignore
+from glm1m.progress import OnProgress, Progress, Stage, ignore, unit_said
 
 TOKENIZE_PAGES_PER_CALL = 64
 PROMPT_OVERHEAD_TOKENS = 256  # system prompt, question and chat template around the document
@@ -19,6 +20,7 @@ PROMPT_OVERHEAD_TOKENS = 256  # system prompt, question and chat template around
 class Strategy(str, Enum):
     WHOLE = "whole"
     MAP_REDUCE = "map-reduce"
+    LOOK_UP = "look-up"  # the model finds and reads locations with tools (lookup.py)
 
 
 @dataclass(frozen=True)
@@ -44,35 +46,45 @@ class Budget:
         return Strategy.WHOLE if whole else Strategy.MAP_REDUCE
 
     def offered(self, answer_tokens: int) -> list[Strategy]:
+        """Looking things up reads any length; the page offers it where it asks at all (past the
+        threshold, where whole costs minutes and reads less well: RULER's 64K effective context)."""
         if self.fits_whole(answer_tokens):
-            return [Strategy.WHOLE, Strategy.MAP_REDUCE]
-        return [Strategy.MAP_REDUCE]
+            return [Strategy.WHOLE, Strategy.MAP_REDUCE, Strategy.LOOK_UP]
+        return [Strategy.MAP_REDUCE, Strategy.LOOK_UP]
 
     def check(self, strategy: Strategy, answer_tokens: int) -> None:
         """Raise DocumentError when `strategy` cannot read this document with that answer."""
         if strategy not in self.offered(answer_tokens):
-            raise DocumentError(
-                f"The document is {self.tokens:,} tokens and the server serves "
-                f"{self.max_model_len:,} (with room for a {answer_tokens:,}-token answer), so it "
-                f"cannot be read whole; use map-reduce, a shorter answer, or serve a longer "
-                f"--max-model-len.")
+            raise DocumentError(key="doc_too_long_whole", tokens=self.tokens,
+                                max=self.max_model_len, answer=answer_tokens)
 
     def line(self) -> str:
-        one = self.unit.removesuffix("s")
-        pages = f"{self.pages:,} {one if self.pages == 1 else self.unit}"
-        return (f"{pages}, {self.tokens:,} tokens — {self.fraction:.1%} of the served "
-                f"{self.max_model_len:,}-token context.")
+        """"6 pages, 12,345 tokens — 1.2% of the served 1,048,576-token context." """
+        return budget_said(self).render(EN)
 
 
 def set_line(budget: Budget, documents: Sequence[DocumentText]) -> str:
     """Budget.line for documents asked together (`budget`: their set's text measured):
     "3 documents, 40 pages and 372 sections, 301,227 tokens — 36.8% of the served …"."""
-    counts = [(sum(len(d.pages) for d in documents if d.kind is kind), kind.unit)
-              for kind in (Kind.PAGE, Kind.SECTION)]
-    units = [f"{n:,} {unit.removesuffix('s') if n == 1 else unit}" for n, unit in counts if n]
-    held = " and ".join(units) or "no pages"
-    return (f"{len(documents)} documents, {held}, {budget.tokens:,} tokens — {budget.fraction:.1%} "
-            f"of the served {budget.max_model_len:,}-token context.")
+    return budget_said(budget, documents).render(EN)
+
+
+def budget_said(budget: Budget, documents: Sequence[DocumentText] = ()) -> Said:
+    """Budget.line (several `documents`: set_line) by id, for a door to say in its language."""
+    held = counted(budget.pages, budget.unit)
+    if len(documents) > 1:
+        units = [counted(n, kind.unit) for kind in (Kind.PAGE, Kind.SECTION)
+                 if (n := sum(len(d.pages) for d in documents if d.kind is kind))]
+        both = said("cli_both", one=units[0], other=units[1]) if len(units) == 2 else (
+            units[0] if units else said("cli_no_pages"))
+        held = said("cli_set_held", count=len(documents), held=both)
+    return said("cli_budget", held=held, tokens=budget.tokens, fraction=budget.fraction,
+                context=budget.max_model_len)
+
+
+def counted(n: int, unit: str) -> Said:
+    """"6 pages", "1 section", "6 页"."""
+    return said("counted", count=n, unit=unit_said(unit, n))
 
 
 async def measure(doc: DocumentText, llm: Llm, threshold: int,

@@ -12,6 +12,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from glm1m.catalog import Said, said
 from glm1m.documents.ocr import OcrOptions
 from glm1m.documents.pages import DocumentText, Kind
 from glm1m.errors import DocumentError
@@ -51,10 +52,10 @@ def format_of(filename: str) -> Format | None:
     return BY_SUFFIX.get(PurePosixPath(filename).suffix.lower())
 
 
-def names() -> str:
-    """"PDF, XPS, DOCX, ... or text": for sentences."""
+def named() -> Said:
+    """"PDF, XPS, DOCX, ... or text": for sentences, in either language."""
     shown = [f.name for f in FORMATS]
-    return ", ".join(shown[:-1]) + " or " + shown[-1]
+    return said("list_or", some=shown[:-1], last=shown[-1])
 
 
 ZIPPED = ("docx", "epub", "xps")  # a zip of XML parts, which MuPDF unpacks as it reads
@@ -86,8 +87,7 @@ def read_document(path: Path, options: ReadOptions = ReadOptions(), name: str | 
     name = name if name is not None else path.name
     found = format_of(name)
     if found is None:
-        raise DocumentError(f"{name} is not a document glm1m reads: attach a {names()} file "
-                            f"(a spreadsheet goes to translation as CSV).")
+        raise DocumentError(key="doc_not_a_document", name=name, formats=named())
     if found.filetype in ZIPPED:
         check_zip(path, name, found, options)
     if found.reader == "paged":
@@ -124,10 +124,8 @@ def check_zip(path: Path, name: str, found: Format, options: ReadOptions) -> Non
     except (zipfile.BadZipFile, OSError, ValueError):
         return  # not a zip: MuPDF says it cannot open it, with the sentence for that
     if unpacked > options.max_unpacked_mb * MB:
-        raise DocumentError(f"{name} would unpack to {unpacked / MB:,.0f} MB, over the "
-                            f"{options.max_unpacked_mb:,.0f} MB glm1m unpacks for one {found.name} "
-                            f"file (a file built to fill memory looks like this). Open it in the "
-                            f"program that made it, save it again, and upload that.")
+        raise DocumentError(key="doc_unpacks_too_large", name=name, mb=unpacked / MB,
+                            limit=options.max_unpacked_mb, kind=found.name)
 
 
 async def read_document_async(path: Path, options: ReadOptions = ReadOptions(),

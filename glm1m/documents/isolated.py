@@ -44,10 +44,8 @@ def read_isolated(reader: Reader, args: tuple[Any, ...], name: str, on_progress:
                 kind, value = results.get(timeout=POLL_S)
             except queue.Empty:
                 if child.exitcode is not None:
-                    raise DocumentError(
-                        f"Reading {name} stopped: its reader ended (exit code {child.exitcode}). "
-                        f"Open it in the program that made it, save it again, and upload that."
-                    ) from None
+                    raise DocumentError(key="doc_reader_ended", name=name,
+                                        code=child.exitcode) from None
                 continue
             if kind == "progress":
                 on_progress(value)

@@ -116,10 +116,8 @@ async def chunk_room(name: str, question: str, llm: Llm, note_tokens: int,
     frame = await llm.count_chat_tokens(note_prompt(name, Chunk("", 1, 1, kind), question))
     room = max_len - frame - note_tokens - margin(max_len)
     if room < MIN_CHUNK_TOKENS:
-        raise DocumentError(
-            f"The question is too long to read the document with: with it, the server's "
-            f"{max_len:,}-token context leaves {max(room, 0):,} tokens for a part of the document "
-            f"(at least {MIN_CHUNK_TOKENS} are needed). Ask a shorter question.")
+        raise DocumentError(key="question_too_long", max=max_len, room=max(room, 0),
+                            least=MIN_CHUNK_TOKENS)
     return room
 
 
@@ -135,8 +133,7 @@ async def fitted_chunks(text: DocumentText, chars_per_token: float, room: int, w
             if count <= room:
                 fitted.append((chunk, count))
             elif len(chunk.text) <= 1:  # cannot be: room is at least MIN_CHUNK_TOKENS
-                raise DocumentError(f"{text.name} holds text the server counts as {count:,} tokens "
-                                    f"per character; it cannot be read part by part.")
+                raise DocumentError(key="doc_dense_text", name=text.name, per_char=count)
             else:  # cut where this chunk's own density says `room` tokens end, less 10 %
                 size = max(1, int(len(chunk.text) * room / count * 0.9))
                 pieces = await asyncio.to_thread(resplit, chunk, size)
@@ -198,10 +195,7 @@ async def combine_rounds(name: str, notes: list[Note], question: str, llm: Llm, 
         sizes = await bounded_gather(notes, lambda n: llm.count_text_tokens(n.block() + "\n\n"),
                                      COUNT_CONCURRENCY)
     if sum(sizes) > final_room:
-        raise DocumentError(
-            f"The notes on {name} do not fit the server's {max_len:,}-token context with a "
-            f"{answer_tokens:,}-token answer. Ask for a shorter answer (Max new tokens), or serve a "
-            f"longer --max-model-len.")
+        raise DocumentError(key="notes_too_long", name=name, max=max_len, answer=answer_tokens)
     return notes
 
 

@@ -23,7 +23,7 @@ from enum import Enum
 from pathlib import Path
 from threading import Event
 
-from glm1m.catalog import Said
+from glm1m.catalog import Said, said
 from glm1m.errors import DocumentError
 from glm1m.progress import OnProgress, Progress, Stage, ignore
 from glm1m.settings import Settings
@@ -141,21 +141,17 @@ def read_pages(job: Job, indices: Sequence[int], options: OcrOptions, name: str,
             except queue.Empty:
                 dead = [(n, w.exitcode) for n, w in enumerate(workers) if w.exitcode not in (None, 0)]
                 if dead:
-                    said = last_line(log_of(job, dead[0][0]))
-                    why = ("it was killed, most likely for want of memory"
-                           if dead[0][1] == -signal.SIGKILL else
-                           f"exit code {dead[0][1]}" + (f": {said}" if said else ""))
-                    raise DocumentError(
-                        f"Reading the scanned pages of {name} stopped: an OCR process ended "
-                        f"({why}). Try again, or set GLM1M_OCR_WORKERS lower.") from None
+                    line = last_line(log_of(job, dead[0][0]))
+                    why = (said("ocr_killed") if dead[0][1] == -signal.SIGKILL else
+                           said("ocr_exit_code", code=dead[0][1],
+                                tail=said("ocr_exit_said", line=line) if line else ""))
+                    raise DocumentError(key="ocr_process_ended", name=name, why=why) from None
                 continue
             if tesseract:
                 raise DocumentError(key="ocr_cannot_start", name=name, languages=job.languages,
                                     folder=job.tessdata, error=error, install=INSTALL)
             if error:
-                raise DocumentError(f"Page {index + 1} of {name} could not be read with OCR "
-                                    f"({error}). Check that the page opens in a PDF viewer; "
-                                    f"upload it again, or with --ocr never.")
+                raise DocumentError(key="ocr_page_failed", page=index + 1, name=name, error=error)
             texts[index] = text
             progress = Progress(progress.stage, len(texts), len(indices), unit="pages",
                                 started=progress.started)

@@ -26,6 +26,8 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
+from glm1m.catalog import EN, render, said
+
 MAX_RANGE_PAGES = 5  # a cited range opens at most this many locations beside the answer
 # A marker as marked() writes it (either kind, with a set's letter or none), to map offsets to places.
 MARK_LINE = re.compile(r"\[(?:([A-Z]+) )?(?:p\.|§) (\d+)\]\n")
@@ -203,19 +205,16 @@ def spans(numbers: tuple[int, ...]) -> str:
     return ", ".join(runs)
 
 
-def lost_note(text: DocumentText) -> str | None:
-    """The sentence a door shows beside a document some of whose pages could not be read."""
-    said: list[str] = []
-    if text.pages_found:
-        said.append(f"{text.name} is damaged: its list of pages is lost, so its pages were found "
-                    f"one by one and may not be in the order they were printed in.")
-    if text.lost:
-        which = f"Page {spans(text.lost)}" if len(text.lost) == 1 else f"Pages {spans(text.lost)}"
-        said.append(f"{which} of {text.name} could not be read (the file is damaged or cut short "
-                    f"there): the text lacks {'it' if len(text.lost) == 1 else 'them'}.")
-    if not said:
+def lost_note(text: DocumentText, lang: str = EN) -> str | None:
+    """The sentences a door shows beside a document some of whose pages could not be read, in
+    `lang`; None when none was lost."""
+    found = said("doc_pages_found", name=text.name) if text.pages_found else None
+    lost = said("doc_lost_page" if len(text.lost) == 1 else "doc_lost_pages", name=text.name,
+                pages=spans(text.lost)) if text.lost else None
+    what = said("doc_lost_both", found=found, lost=lost) if found and lost else found or lost
+    if what is None:
         return None
-    return " ".join(said) + " Download or export it again for the whole text."
+    return render(lang, "doc_lost_note", what=what, again=said("doc_lost_again"))
 
 
 def page_marks(text: str) -> list[tuple[int, int]]:

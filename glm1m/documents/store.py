@@ -98,5 +98,4 @@ def location(entry: list) -> Page:
 
 
 def unreadable(path: Path) -> DocumentError:
-    return DocumentError(f"The document this chat was about could not be reopened ({path.name} is "
-                         f"damaged). Attach the file again to ask about it.")
+    return DocumentError(key="doc_reopen_damaged", file=path.name)

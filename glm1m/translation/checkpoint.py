@@ -66,9 +66,7 @@ class Checkpoint:
             self.path.write_text("", encoding="utf-8")
             return
         if header is None or header.get("job") != self.job_id:
-            raise CsvError(
-                f"{self.path.name} holds the progress of a different input file or different "
-                f"settings. Delete it to start afresh, or choose another output file.")
+            raise CsvError(key="checkpoint_other", name=self.path.name)
         for line in lines[1:]:
             record = _parse(line)
             if record is not None:

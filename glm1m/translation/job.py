@@ -15,12 +15,12 @@ from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from glm1m.catalog import EN, render
+from glm1m.catalog import EN, render, said
 from glm1m.counting import OnTokens
 from glm1m.errors import CsvError
 from glm1m.files import replace_when_done
 from glm1m.llm import Llm
-from glm1m.progress import OnProgress, Progress, Stage, Tally, ignore
+from glm1m.progress import OnProgress, Progress, Stage, Tally, ignore, unit_said
 from glm1m.translation.checkpoint import Checkpoint, fingerprint_of
 from glm1m.translation.fanout import Job, Result, Row, translate_rows
 from glm1m.translation.lock import job_lock
@@ -44,15 +44,17 @@ class Summary:
     def complete(self) -> bool:
         return self.translated == self.total
 
-    def line(self) -> str:
-        text = f"{self.translated:,} of {self.total:,} {self.unit} translated"
-        if self.resumed:  # this run's work apart from what it found done
-            text += f" ({self.resumed:,} by an earlier run, {self.translated - self.resumed:,} by this one)"
-        if self.failed:
-            text += f", {self.failed:,} failed (see the translation_error column)"
-        if self.not_reached:
-            text += f", {self.not_reached:,} not reached (run again to continue)"
-        return text + f" → {self.output}"
+    def line(self, lang: str = EN) -> str:
+        """"300 of 300 rows translated → out.csv", with what earlier runs did, what failed and what
+        was not reached, in `lang`."""
+        # this run's work apart from what it found done
+        resumed = said("summary_resumed", resumed=self.resumed,
+                       new=self.translated - self.resumed) if self.resumed else ""
+        failed = said("summary_failed", failed=self.failed) if self.failed else ""
+        left = said("summary_not_reached", count=self.not_reached) if self.not_reached else ""
+        return render(lang, "summary_line", translated=self.translated, total=self.total,
+                      unit=unit_said(self.unit, 0), resumed=resumed, failed=failed, not_reached=left,
+                      output=self.output)
 
 
 @dataclass(frozen=True)
@@ -96,8 +98,7 @@ def check_output(output: Path, *inputs: Path) -> None:
     is written while the input is read again, which would destroy it."""
     for path in inputs:
         if output.exists() and path.exists() and os.path.samefile(output, path):
-            raise CsvError(f"The output {output} is the file {path} itself; writing the translation "
-                           f"there would destroy what is being read. Choose another output file.")
+            raise CsvError(key="output_is_input", output=output, path=path)
 
 
 def checkpoint_path(output: Path) -> Path:
@@ -166,9 +167,8 @@ async def run_locked(source: TableSource, job: Job, llm: Llm, output: Path, on_p
                                                        job.target_language, job.lang))
         except OSError as error:  # a full disk, a folder that went away: a sentence, rows kept
             checkpoint.close()
-            raise CsvError(f"The output {output.name} could not be written ({error.strerror}). Free "
-                           f"some space or choose another folder, then run it again: the finished rows "
-                           f"are kept and it continues from them.") from error
+            raise CsvError(key="output_write_failed", name=output.name,
+                           reason=error.strerror) from error
         except BaseException:
             checkpoint.close()  # not assembled: keep every finished row for the next run
             raise

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
+from glm1m.catalog import EN, Said, said
+
 if TYPE_CHECKING:
     from glm1m.settings import Settings
     from glm1m.translation.fanout import Result
@@ -44,12 +46,13 @@ class TableFormat:
 @dataclass(frozen=True)
 class Reading:
     """How a source is read, as fields a door words in its own language: a workbook's sheet, or a
-    text table's encoding, delimiter and header row (with the English words for the last two)."""
+    text table's encoding, delimiter and header row (`layout`: the catalog's words for the last
+    two, "" for a comma and the first row)."""
     sheet: str | None = None
     encoding: str = ""
     delimiter: str = ","
     header_row: int = 1
-    layout_words: str = ""
+    layout: Said | str = ""
 
 
 class TableSource(ABC):
@@ -87,9 +90,13 @@ class TableSource(ABC):
         return column
 
     def describe(self) -> str:
-        """What will be read and translated, for the line a door shows first."""
-        names = ", ".join(repr(c) for c in self.chosen)
-        return f"reading {self.read_as()}; translating column{'s' if len(self.chosen) > 1 else ''} {names}"
+        """What will be read and translated, for the line a door shows first (in English)."""
+        return self.describe_said().render(EN)
+
+    def describe_said(self) -> Said:
+        """describe() by id, for a door to say in its language."""
+        return said("table_describe", what=self.read_as_said(), count=len(self.chosen),
+                    columns=[repr(c) for c in self.chosen])
 
     def cell_count(self) -> int:
         """The cells to translate (the rows, with one column chosen)."""
@@ -107,9 +114,13 @@ class TableSource(ABC):
         """The file's stamp and bytes' digest taken while it was opened, if they were."""
         return None
 
-    @abstractmethod
     def read_as(self) -> str:
         """"data.csv as UTF-8", "sheet 'Data' of book.xlsx": how it is read, in English."""
+        return self.read_as_said().render(EN)
+
+    @abstractmethod
+    def read_as_said(self) -> Said:
+        """read_as by id, for a door to say in its language."""
 
     @property
     @abstractmethod

@@ -20,7 +20,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import pandas as pd
 
-from glm1m.catalog import said
+from glm1m.catalog import EN, Said, said
 from glm1m.encoding import detect_encoding as find_encoding, encoding_name
 from glm1m.errors import CsvError
 from glm1m.translation.source import Reading, TableFormat, TableSource, stamp
@@ -63,25 +63,31 @@ class CsvSource(TableSource):
         return [self.columns.index(c) for c in self.chosen]
 
     @property
-    def layout_words(self) -> str:
+    def layout(self) -> Said | str:
         """The delimiter and the header's row, when they are not a comma and the first row."""
-        words = [] if self.delimiter == "," else [f"{DELIMITER_NAMES[self.delimiter]}-separated"]
+        words = [] if self.delimiter == "," else [said(
+            "layout_delimited", delimiter=said(f"delimiter_{DELIMITER_NAMES[self.delimiter]}"))]
         if self.header_row > 1:
-            above = self.header_row - 1
-            words.append(f"the header is row {self.header_row}; the {above} row"
-                         f"{'s' if above > 1 else ''} above it (a title, comments) left out")
-        return f" ({'; '.join(words)})" if words else ""
+            words.append(said("layout_header_row", row=self.header_row, count=self.header_row - 1))
+        if len(words) == 2:
+            return said("layout_two", one=words[0], other=words[1])
+        return said("layout_one", one=words[0]) if words else ""
+
+    @property
+    def layout_words(self) -> str:
+        """`layout` in English: " (semicolon-separated; the header is row 2; …)"."""
+        return self.layout.render(EN) if isinstance(self.layout, Said) else ""
 
     @property
     def encoding_name(self) -> str:
         return encoding_name(self.encoding)
 
-    def read_as(self) -> str:
-        return f"{self.shown_name} as {self.encoding_name}{self.layout_words}"
+    def read_as_said(self) -> Said:
+        return said("read_as_text", name=self.shown_name, encoding=self.encoding_name, layout=self.layout)
 
     @property
     def reading(self) -> Reading:
-        return Reading(None, self.encoding_name, self.delimiter, self.header_row, self.layout_words)
+        return Reading(None, self.encoding_name, self.delimiter, self.header_row, self.layout)
 
     def with_columns(self, columns: Sequence[str]) -> CsvSource:
         return replace(self, chosen=tuple(dict.fromkeys(columns)))
@@ -212,8 +218,7 @@ def _rows(path: Path, encoding: str, layout: Layout, name: str, digest: Any = No
                                    delimiter=said(f"delimiter_{DELIMITER_NAMES[layout.delimiter]}"))
                 yield fields[:width] + [""] * (width - len(fields))
         except csv.Error as error:
-            raise CsvError(f"{name} row {number + 1} cannot be read as CSV ({error}); fix that row "
-                           f"or save the file again from your spreadsheet.") from error
+            raise CsvError(key="csv_row_unreadable", name=name, row=number + 1, error=error) from error
 
 
 def _frames(rows: Iterator[list[str]], header: Sequence[str]) -> Iterator[pd.DataFrame]:
@@ -236,8 +241,8 @@ def read_chunks(source: CsvSource) -> Iterator[pd.DataFrame]:
         yield from _frames(_rows(source.path, source.encoding, layout, source.shown_name),
                            source.columns)
     except UnicodeDecodeError as error:  # detect_encoding read it all: it changed since
-        raise CsvError(f"{source.shown_name} no longer reads as {source.encoding_name}: it was "
-                       f"changed while being translated. Run the translation again.") from error
+        raise CsvError(key="csv_changed", name=source.shown_name,
+                       encoding=source.encoding_name) from error
 
 
 def open_source(path: Path, column: str | None = None, name: str | None = None,
@@ -262,8 +267,7 @@ def open_source(path: Path, column: str | None = None, name: str | None = None,
     wanted = tuple(dict.fromkeys(columns or ([column] if column is not None else [])))
     for each in wanted:
         if each not in header:
-            raise CsvError(f"{name} has no column named {each!r}; its columns are "
-                           f"{', '.join(header)}.")
+            raise CsvError(key="csv_no_column", name=name, column=repr(each), columns=list(header))
     opened = (before, digest) if stamp(path) == before else None  # changed while read: hash again
     return CsvSource(path, encoding, header, wanted or (first_text_column(first),), name,
                      layout.delimiter, layout.header_row, count, tuple(text_columns(first)), opened)
@@ -323,9 +327,9 @@ def read_glossary(path: Path, name: str | None = None) -> tuple[tuple[str, str],
         with path.open(encoding=encoding, newline="") as f:
             rows = [r for r in csv.reader(f, delimiter=delimiter) if r]
     except (csv.Error, UnicodeDecodeError) as error:
-        raise CsvError(f"The glossary {name} is not a two-column CSV ({error}).") from error
+        raise CsvError(key="glossary_not_csv", name=name, error=error) from error
     if max(len(r) for r in rows) < 2:
-        raise CsvError(f"The glossary {name} needs two columns: term, translation.")
+        raise CsvError(key="glossary_two_columns", name=name)
     pairs = [(r[0].strip(), (r[1] if len(r) > 1 else "").strip()) for r in rows if r[0].strip()]
     if pairs and pairs[0][0].lower() in ("term", "source", "术语", "原文"):
         pairs = pairs[1:]  # a header row
@@ -335,7 +339,7 @@ def read_glossary(path: Path, name: str | None = None) -> tuple[tuple[str, str],
 def _open(path: Path, name: str, sheet: str | None, columns: Sequence[str],
           settings: object = None) -> CsvSource:
     if sheet is not None:
-        raise CsvError(f"{name} is a CSV file, which has no sheets: leave out the sheet.")
+        raise CsvError(key="csv_no_sheets", name=name)
     return open_source(path, None, name, columns=columns)
 
 

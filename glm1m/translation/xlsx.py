@@ -17,6 +17,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from glm1m.catalog import Said, said
 from glm1m.errors import CsvError
 from glm1m.settings import Settings, get_settings
 from glm1m.translation.source import Reading, TableFormat, TableSource
@@ -54,14 +55,14 @@ class XlsxSource(TableSource):
         """0-based column index of a label."""
         return self.columns.index(label)
 
-    def listing(self) -> str:
-        return ", ".join(shown(c, letter) for c, letter in zip(self.columns, self.letters, strict=True))
+    def listing(self) -> list[str]:
+        return [shown(c, letter) for c, letter in zip(self.columns, self.letters, strict=True)]
 
     def label(self, column: str) -> str:
         return shown(column, self.letters[self.position(column)])
 
-    def read_as(self) -> str:
-        return f"sheet {self.sheet!r} of {self.shown_name}"
+    def read_as_said(self) -> Said:
+        return said("read_as_sheet", sheet=repr(self.sheet), name=self.shown_name)
 
     @property
     def reading(self) -> Reading:
@@ -126,11 +127,9 @@ def open_workbook(path: Path, sheet: str | None = None, columns: Sequence[str] =
     try:
         sheets = tuple(ws.title for ws in book.worksheets)  # chart sheets hold no cells
         if sheet is not None and sheet not in sheets:
-            raise CsvError(f"{name} has no sheet named {sheet!r}; its sheets are "
-                           f"{', '.join(sheets)}.")
+            raise CsvError(key="xlsx_no_sheet", name=name, sheet=repr(sheet), sheets=list(sheets))
         if not sheets:
-            raise CsvError(f"{name} has no sheet with cells (only charts): there is nothing to "
-                           f"translate.")
+            raise CsvError(key="xlsx_only_charts", name=name)
         ws = book[sheet] if sheet is not None else book.active
         if ws is None or ws.title not in sheets:  # Excel opens on a chart sheet
             ws = book[sheets[0]]
@@ -140,8 +139,7 @@ def open_workbook(path: Path, sheet: str | None = None, columns: Sequence[str] =
     finally:
         book.close()
     if header_row == 0:
-        raise CsvError(f"Sheet {title!r} of {name} is empty: there is nothing to translate"
-                       f"{_others(sheets, title)}.")
+        raise CsvError(key="sheet_empty", sheet=repr(title), name=name, others=_others(sheets, title))
     letters = tuple(_letter(i) for i in range(len(header)))
     labels = _labels(header, letters)
     texts = _text_columns(labels, scanned)
@@ -151,14 +149,14 @@ def open_workbook(path: Path, sheet: str | None = None, columns: Sequence[str] =
                         settings.xlsx_max_rows, texts, counted)
     chosen = tuple(_find(source, c) for c in columns) or ((texts or labels)[0],)
     if not scanned:
-        raise CsvError(f"Sheet {title!r} of {name} has a header row but no rows below it: there is "
-                       f"nothing to translate{_others(sheets, title)}.")
+        raise CsvError(key="sheet_header_only", sheet=repr(title), name=name,
+                       others=_others(sheets, title))
     return source.with_columns(chosen)
 
 
-def _others(sheets: tuple[str, ...], title: str) -> str:
+def _others(sheets: tuple[str, ...], title: str) -> Said | str:
     rest = [s for s in sheets if s != title]
-    return f"; choose another sheet ({', '.join(rest)})" if rest else ""
+    return said("sheet_others", sheets=rest) if rest else ""
 
 
 def _check_rows(ws: Any, name: str, limit: int) -> None:
@@ -172,13 +170,11 @@ def _check_rows(ws: Any, name: str, limit: int) -> None:
         return
     for number, values in enumerate(all_rows(ws), start=1):
         if number > limit and any(v is not None for v in values):
-            raise CsvError(too_many_rows(name, ws.title, limit))
+            raise too_many_rows(name, ws.title, limit)
 
 
-def too_many_rows(name: str, sheet: str, limit: int) -> str:
-    return (f"Sheet {sheet!r} of {name} has more than {limit:,} rows, the most glm1m translates in "
-            f"one job (GLM1M_XLSX_MAX_ROWS). Split it into several workbooks, or copy the rows to "
-            f"translate into a workbook of their own.")
+def too_many_rows(name: str, sheet: str, limit: int) -> CsvError:
+    return CsvError(key="sheet_too_many_rows", sheet=repr(sheet), name=name, limit=limit)
 
 
 def _scan(ws: Any) -> tuple[int, tuple[Any, ...], list[tuple[Any, ...]], int | None]:
@@ -251,8 +247,8 @@ def _find(source: XlsxSource, wanted: str) -> str:
         return wanted
     if wanted.upper() in source.letters:
         return source.columns[source.letters.index(wanted.upper())]
-    raise CsvError(f"Sheet {source.sheet!r} of {source.shown_name} has no column {wanted!r}; its "
-                   f"columns are {source.listing()}.")
+    raise CsvError(key="sheet_no_column", sheet=repr(source.sheet), name=source.shown_name,
+                   column=repr(wanted), columns=source.listing())
 
 
 def _text_columns(labels: tuple[str, ...], rows: list[tuple[Any, ...]]) -> tuple[str, ...]:
@@ -286,7 +282,7 @@ def rows(source: XlsxSource) -> Iterator[tuple[int, tuple[str, ...]]]:
                 blank.append((number, texts))
                 continue
             if number > source.max_rows:
-                raise CsvError(too_many_rows(source.shown_name, source.sheet, source.max_rows))
+                raise too_many_rows(source.shown_name, source.sheet, source.max_rows)
             yield from blank
             blank.clear()
             yield number, texts

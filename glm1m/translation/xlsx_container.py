@@ -41,12 +41,9 @@ def check_container(path: Path, name: str, settings: Settings) -> None:
     unpacked = sum(m.file_size for m in members)
     limit = settings.xlsx_max_unpacked_mb
     if unpacked > limit * MB:
-        raise CsvError(f"{name} unpacks to {unpacked / MB:,.0f} MB, more than the {limit:g} MB glm1m "
-                       f"reads from one workbook (GLM1M_XLSX_MAX_UNPACKED_MB). Split it into smaller "
-                       f"workbooks.")
+        raise CsvError(key="xlsx_unpacks_too_large", name=name, mb=unpacked / MB, limit=limit)
     if not any(m.filename == "xl/workbook.xml" for m in members):
-        raise CsvError(f"{name} is a zip file but not an Excel workbook (no xl/workbook.xml). Save it "
-                       f"again from Excel as .xlsx.")
+        raise CsvError(key="xlsx_not_workbook", name=name)
 
 
 def _holds(path: Path, needle: bytes) -> bool:
@@ -82,9 +79,7 @@ def load(path: Path, name: str, **kw: Any) -> Any:
         raise
     except Exception as error:
         handle.close()
-        raise CsvError(f"{name} could not be read as an .xlsx workbook ({type(error).__name__} in "
-                       f"openpyxl): it is damaged, or holds a part glm1m cannot read. Open it in "
-                       f"Excel, save it again as .xlsx, and retry.") from error
+        raise CsvError(key="xlsx_openpyxl_failed", name=name, error=type(error).__name__) from error
     if not kw.get("read_only"):
         handle.close()  # a whole workbook has been read by now
         return book

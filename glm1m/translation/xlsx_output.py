@@ -48,8 +48,7 @@ def assemble_xlsx(source: XlsxSource, results: Mapping[int, Result], into: Path,
     first_new = _first_free_column(ws)
     count = len(source.chosen)
     if first_new + count > MAX_COLUMNS:
-        raise CsvError(f"Sheet {source.sheet!r} of {source.shown_name} has no free columns left "
-                       f"for the translations (Excel stops at column XFD).")
+        raise CsvError(key="sheet_no_free_columns", sheet=repr(source.sheet), name=source.shown_name)
     positions = [source.position(c) + 1 for c in source.chosen]
     for j, (col, header) in enumerate(zip(positions, translated_headers(source, language),
                                           strict=True)):
@@ -82,9 +81,8 @@ def assemble_xlsx(source: XlsxSource, results: Mapping[int, Result], into: Path,
     except (OSError, MemoryError):
         raise  # the job's sentence for a full disk; a MemoryError is not the file's fault
     except Exception as error:  # what openpyxl read it cannot write back
-        raise CsvError(f"The translated {source.shown_name} could not be written ({type(error).__name__} "
-                       f"in openpyxl). The finished rows are kept; save the workbook again from Excel "
-                       f"and run it again.") from error
+        raise CsvError(key="xlsx_write_failed", name=source.shown_name,
+                       error=type(error).__name__) from error
 
 
 # A string of plain text followed by formatted runs (<si><t>a</t><r>...</r></si>, or the same in

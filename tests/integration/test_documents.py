@@ -79,7 +79,7 @@ async def test_past_the_served_context_only_map_reduce_is_offered_and_it_runs(
     pdf = extract(make_pdf(tmp_path / "long.pdf", [words_page(n, 300) for n in range(1, 13)]))
     budget = await budget_for(pdf, llm)
     assert budget.tokens > budget.max_model_len
-    assert budget.offered(PARAMS.max_tokens) == [Strategy.MAP_REDUCE]
+    assert budget.offered(PARAMS.max_tokens) == [Strategy.MAP_REDUCE, Strategy.LOOK_UP]  # not whole
     with pytest.raises(DocumentError, match="cannot be read whole"):
         budget.check(Strategy.WHOLE, PARAMS.max_tokens)
     doc = OpenDocument(pdf, budget, Strategy.MAP_REDUCE, PLAN)

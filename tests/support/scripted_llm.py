@@ -14,12 +14,13 @@ first" is arranged by events, never by sleeping.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from glm1m.errors import UserFacingError
 from glm1m.llm import ChatParams, Message
+from glm1m.tool_calls import ToolCall
 
 
 def user_text(messages: list[Message]) -> str:
@@ -65,10 +66,13 @@ class ScriptedLlm:
     fail: Callable[[str], UserFacingError | None] = lambda text: None
     piece_chars: int = 5  # stream_chat yields the reply in pieces this long
     chat_overhead: int = 4  # tokens the chat template adds per message
+    # stream_turn's calls, from the messages so far and the tool_choice; [] answers with text.
+    turn: Callable[[list[dict[str, Any]], str], list[ToolCall]] = lambda messages, choice: []
 
     # What happened, for the test to read.
     calls: list[Call] = field(default_factory=list, init=False)
     counted: list[str] = field(default_factory=list, init=False)  # texts given to count_text_tokens
+    choices: list[str] = field(default_factory=list, init=False)  # stream_turn's tool_choice, in order
     in_flight: int = field(default=0, init=False)
     max_in_flight: int = field(default=0, init=False)
     _gates: dict[str, asyncio.Event] = field(default_factory=dict, init=False)
@@ -108,6 +112,28 @@ class ScriptedLlm:
         except BaseException as error:  # GeneratorExit too: the consumer closed the stream
             await self._leave(call, error)
             raise
+        await self._leave(call, None)
+
+    async def stream_turn(self, messages: Sequence[dict[str, Any]], params: ChatParams,
+                          tools: Sequence[dict[str, Any]] = (), tool_choice: str = "auto"
+                          ) -> AsyncIterator[str | ToolCall]:
+        """stream_chat with tools: `turn` says which calls the answer makes (none: the reply's text,
+        streamed); each call's tool_choice is kept in `choices`."""
+        self.choices.append(tool_choice)
+        calls = self.turn(list(messages), tool_choice) if tools and tool_choice != "none" else []
+        if not calls:
+            text = self.stream_chat(list(messages), params)  # type: ignore[arg-type]
+            try:
+                async for piece in text:
+                    yield piece
+            finally:
+                await text.aclose()  # type: ignore[attr-defined]
+            return
+        call = Call("stream", list(messages), params)  # type: ignore[arg-type]
+        await self._enter(call)
+        await asyncio.sleep(0)
+        for made in calls:
+            yield made
         await self._leave(call, None)
 
     # What tests drive and read.

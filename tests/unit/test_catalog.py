@@ -12,9 +12,13 @@ from types import SimpleNamespace
 import pytest
 
 from glm1m.catalog import CATALOG, EN, ZH, Said, field_names, fields_of, forms_of, language_of, render
+from glm1m.catalog.cli import CLI
 from glm1m.catalog.core import CORE
+from glm1m.catalog.inputs import INPUTS
 from glm1m.catalog.page import PAGE
 from glm1m.catalog.progress import PROGRESS
+from glm1m.catalog.serving import SERVING
+from glm1m.catalog.tools import TOOLS
 from glm1m.documents.pages import Kind
 from glm1m.errors import DocumentError
 from glm1m.progress import Progress, Stage
@@ -38,7 +42,7 @@ def test_every_id_has_both_languages_with_the_same_fields() -> None:
 
 
 def test_an_id_lives_in_one_table() -> None:
-    tables = (CORE, PROGRESS, PAGE)
+    tables = (CORE, INPUTS, SERVING, CLI, PROGRESS, PAGE, TOOLS)
     assert sum(len(table) for table in tables) == len(CATALOG)  # no id in two of them
 
 
@@ -74,6 +78,25 @@ def test_every_id_the_code_names_is_in_the_catalog_with_its_fields() -> None:
     wrong = [(where, key, sorted(passed), sorted(field_names(key))) for where, key, passed in named
              if passed is not None and passed != field_names(key)]
     assert wrong == []
+
+
+def test_every_error_a_person_reads_is_raised_by_its_id() -> None:
+    """A UserFacingError (any class of glm1m/errors.py, or one of theirs) is raised with key= and
+    its fields, so both doors say it in the reader's language; none is an English sentence."""
+    import glm1m.errors
+
+    classes = {name for name, value in vars(glm1m.errors).items()
+               if isinstance(value, type) and issubclass(value, glm1m.errors.UserFacingError)}
+    unkeyed = []
+    for folder in ("glm1m", "chainlit_app", "server"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                name = getattr(node, "func", None)
+                name = getattr(name, "id", None) or getattr(name, "attr", None)
+                if (isinstance(node, ast.Call) and name in classes
+                        and not any(k.arg == "key" for k in node.keywords)):
+                    unkeyed.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert unkeyed == []
 
 
 def reported() -> tuple[set[str], set[str]]:

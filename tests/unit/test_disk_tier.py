@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from glm1m.catalog import EN, render
 from glm1m.cli import plan as plan_cli, serve as serve_cli
 from glm1m.cli.main import build_parser
 from glm1m.errors import PlanError, StartFailed
 from glm1m.server import disk_tier, launch
-from glm1m.server.disk_tier import NO_CPU_TIER, NO_PROFILE, prune
+from glm1m.server.disk_tier import prune
 from glm1m.server.gpus import Gpu
 from glm1m.server.plan import GIB
 
@@ -115,14 +116,14 @@ def test_kv_disk_on_a_machine_without_gpu_is_one_sentence_not_a_broken_start(
     monkeypatch.setattr(launch, "start", lambda *a, **k: pytest.fail("a server was started"))
     monkeypatch.setenv("GLM1M_KV_DISK_DIR", str(tmp_path))
     assert serve_cli.cmd_serve(build_parser().parse_args(["serve"])) != 0
-    assert capsys.readouterr().err.strip() == f"glm1m: {NO_CPU_TIER}"
+    assert capsys.readouterr().err.strip() == f"glm1m: {render(EN, 'kv_disk_no_gpu')}"
 
 
 def test_profile_none_or_a_host_too_small_for_one_document_says_why(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     with pytest.raises(PlanError) as none:
         serve(monkeypatch, "--kv-disk", str(tmp_path), "--profile", "none")
-    assert str(none.value) == NO_PROFILE
+    assert str(none.value) == render(EN, "kv_disk_profile")
     with pytest.raises(PlanError, match="80 GiB per engine at 1,048,576 tokens.*gives each engine 45 GiB"):
         serve(monkeypatch, "--kv-disk", str(tmp_path), host_gib=80)
     # fp8 halves a document's KV, so the same host holds the CPU tier it needs.

@@ -136,7 +136,7 @@ async def test_the_default_strategy_follows_the_threshold(tmp_path: Path) -> Non
     big = await open_document(document(80), llm, settings(tmp_path, whole_document_threshold=5_000), 512)
     assert (small.strategy, big.strategy) == (Strategy.WHOLE, Strategy.MAP_REDUCE)
     assert big.budget.tokens > 5_000 and big.budget.fits_whole(512)
-    assert big.budget.offered(512) == [Strategy.WHOLE, Strategy.MAP_REDUCE]
+    assert big.budget.offered(512) == [Strategy.WHOLE, Strategy.MAP_REDUCE, Strategy.LOOK_UP]
 
 
 def test_whole_is_refused_when_the_answer_length_leaves_no_room() -> None:
@@ -145,7 +145,7 @@ def test_whole_is_refused_when_the_answer_length_leaves_no_room() -> None:
     with pytest.raises(DocumentError, match="cannot be read whole; use map-reduce"):
         budget.check(Strategy.WHOLE, 8_192)
     budget.check(Strategy.MAP_REDUCE, 8_192)
-    assert budget.offered(8_192) == [Strategy.MAP_REDUCE]
+    assert budget.offered(8_192) == [Strategy.MAP_REDUCE, Strategy.LOOK_UP]
     assert budget.default(8_192) is Strategy.MAP_REDUCE
     edge = 8_192 - 7_000 - PROMPT_OVERHEAD_TOKENS
     assert budget.fits_whole(edge) and not budget.fits_whole(edge + 1)

@@ -3,10 +3,10 @@ and the passages beside an answer about several: each names its document."""
 
 from __future__ import annotations
 
-from glm1m.chainlit_app.document_words import budget_line, held_words, set_words
+from glm1m.chainlit_app.document_words import budget_line, held_words, set_words, strategy_words
 from glm1m.chainlit_app.i18n import EN, ZH, count_of
 from glm1m.chainlit_app.passages import passages
-from glm1m.documents.budget import Budget
+from glm1m.documents.budget import Budget, Strategy
 from glm1m.documents.pages import DocumentText, Kind, Page
 from glm1m.documents.sets import DocumentSet
 from glm1m.progress import Progress, Stage
@@ -54,3 +54,14 @@ def test_passages_beside_an_answer_about_several_documents_name_their_document()
     assert b_text.startswith("**B · notes.md · § 1 · Notes**\n\nNotes.")
     alone = passages("See [p. 3].", REPORT, DocumentSet((REPORT,)))
     assert alone == [("p. 3", "page 3 of the report")]
+
+
+def test_a_lookup_is_named_by_what_was_asked_and_found_in_the_pages_language() -> None:
+    from glm1m.documents.lookup import FIND, READ, Lookup
+
+    found = Lookup(FIND, "licence", "…", ("B § 2", "A p. 2"))
+    assert found.words(EN) == "Find: licence → found B § 2, A p. 2"
+    assert found.words(ZH) == "查找：licence → 找到 B § 2、A p. 2"
+    assert Lookup(READ, "p. 9", "There is no p. 9", ()).words(EN) == "Read: p. 9 → nothing found"
+    assert Lookup(READ, "p. 9", "There is no p. 9", ()).words(ZH) == "阅读：p. 9 → 未找到"
+    assert strategy_words(ZH, Strategy.LOOK_UP) == "查找阅读"

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from glm1m.catalog import EN, Said
 from glm1m.cli import serve as serve_cli
 from glm1m.cli.main import build_parser
 from glm1m.errors import StartFailed
@@ -239,7 +240,7 @@ def test_a_replica_restarted_after_a_kill_first_gets_its_regions_memory_back(
         return again[-1]
 
     monkeypatch.setattr(launch, "start", start)
-    said: list[str] = []
+    said: list[Said] = []  # the lines the CLI says, each in its language
     procs = [killed, other, router]
     try:
         assert replicas.supervise(procs, stack, Settings(), tmp_path, said.append, before) == 1
@@ -248,7 +249,7 @@ def test_a_replica_restarted_after_a_kill_first_gets_its_regions_memory_back(
             proc.kill()
             proc.wait()
             proc.stdin.close()  # type: ignore[union-attr]
-    assert len(again) == 1 and any("vllm_offload_killed-replica.mmap" in line for line in said)
+    assert len(again) == 1 and any("vllm_offload_killed-replica.mmap" in line.render(EN) for line in said)
 
 
 def test_up_removes_the_region_its_vllm_left_once_it_has_stopped(

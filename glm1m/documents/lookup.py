@@ -1,0 +1,254 @@
+"""Looking things up: the third way to read, beside whole and map-reduce (issue 28). The model is
+told which documents there are and how many locations each has, not their text, and finds what it
+needs with two tools the app carries out on the text it holds: find the passages that hold some
+words, read a location whole by its marker. Its answer cites what it read ([p. 12], [B § 3]).
+
+For a set past the model's effective context (RULER puts GLM-4-9B-Chat-1M's at 64K; it reads a
+million tokens, but not equally well) or past the served one, when a question needs a few places
+and not the whole. Bounded: at most `calls` lookups per answer, each result cut at `chars`; the
+last turn may not look up (tool_choice "none"). The first turn must: the model has read nothing
+yet, so an answer then would be a guess. It is held to one call in GLM-4's own call format (the
+function's name on a line, then its JSON arguments: server/tool_parser_glm4.py, which turns it into
+`tool_calls`) by vLLM's structured outputs. Not tool_choice "required": vLLM's JSON path for it
+lets the arguments run on (on the CPU demo server, random weights filled 256 tokens and no call
+came back), while this pattern bounds every argument. Every prompt here is one-shot (nothing
+kept in the KV tier).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, replace
+from typing import Any
+from xml.sax.saxutils import unescape
+
+from glm1m.catalog import render
+from glm1m.chat import close_now
+from glm1m.documents.pages import DocumentText, Page
+from glm1m.llm import ChatParams, CutAtLimit, Llm
+from glm1m.tool_calls import ToolCall
+
+FIND, READ = "find_passages", "read_location"
+TOOLS = [
+    {"type": "function", "function": {
+        "name": FIND,
+        "description": "Find the locations of the documents whose text holds the given words (any "
+                       "language); returns a short passage around the words from each, with its marker.",
+        "parameters": {"type": "object", "required": ["words"], "properties": {
+            "words": {"type": "string", "maxLength": 200,
+                      "description": "one or more words or phrases, separated by spaces"}}}}},
+    {"type": "function", "function": {
+        "name": READ,
+        "description": "Read one location whole, by its marker: 'p. 12' or '§ 3', with the "
+                       "document's letter when there are several: 'B p. 12'.",
+        "parameters": {"type": "object", "required": ["location"], "properties": {
+            "location": {"type": "string", "maxLength": 40}}}}},
+]
+SYSTEM = ("You answer questions about documents you cannot see whole. Look up what you need with the "
+          f"tools: {FIND} finds the locations whose text holds some words, {READ} reads one location "
+          "whole by its marker. Look up before you answer, then answer in the language of the "
+          "question. Every statement must cite the location it comes from exactly as its marker is "
+          "written ([p. N] or [§ N]; with the document's letter when there are several: [B p. N]). "
+          "If what you read does not say, answer that the documents do not say.")
+CALL_TOKENS = 256  # the first turn's call is at most ~100 tokens (first_call)
+PASSAGE_CHARS = 320  # around the words found, per location
+
+
+@dataclass(frozen=True)
+class Limits:
+    calls: int  # lookups per answer
+    chars: int  # characters of one lookup's result
+    passages: int = 5  # locations one find returns
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """One lookup, as a door shows it: the tool, what was asked, what it gave back."""
+    tool: str  # FIND or READ
+    asked: str  # the words, or the location
+    result: str  # what the model reads back
+    found: tuple[str, ...]  # the markers of the locations it returned: "p. 3", "B § 2"
+
+    def words(self, lang: str) -> str:
+        """What both doors show: "Find: licence → found B § 2, A p. 2"; "阅读：p. 9 → 未找到"."""
+        asked = (render(lang, "lookup_find", words=self.asked) if self.tool == FIND
+                 else render(lang, "lookup_read", location=self.asked))
+        found = (render(lang, "lookup_found", places=list(self.found)) if self.found
+                 else render(lang, "lookup_none"))
+        return f"{asked} → {found}"
+
+
+OnLookup = Callable[[Lookup], Awaitable[None]]
+
+
+async def nothing(lookup: Lookup) -> None:
+    return None
+
+
+def contents(text: DocumentText) -> str:
+    """What the model is told instead of the text: each document, its locations and their span."""
+    lines = []
+    for label, name, pages in members(text):
+        first, last = pages[0], pages[-1]
+        span = first.kind.span(first.number, last.number)
+        mark = f"{label} " if label else ""
+        lines.append(f"- {mark}{name}: {len(pages):,} {first.kind.unit} ({mark}{span})")
+    return "\n".join(lines)
+
+
+def members(text: DocumentText) -> list[tuple[str, str, list[Page]]]:
+    """(letter, name, locations) of each document in `text`: one with no letter for a lone one."""
+    if not text.pages or not text.pages[0].doc:
+        return [("", text.name, list(text.pages) or [Page(1, "")])]
+    found: dict[str, list[Page]] = {}
+    for page in text.pages:
+        found.setdefault(page.doc, []).append(page)
+    heads = "".join(page.head for page in text.pages)  # sets.labelled's: name=quoteattr(name)
+    named = {label: unescape(quoted[1:-1], {"&quot;": '"'})
+             for label, quoted in re.findall(r'<document label="([A-Z]+)" name=("[^"]*"|\'[^\']*\')>', heads)}
+    return [(label, named.get(label, label), pages) for label, pages in found.items()]
+
+
+def prompt(text: DocumentText, question: str) -> list[dict[str, Any]]:
+    return [{"role": "system", "content": SYSTEM},
+            {"role": "user", "content": f"Documents:\n{contents(text)}\n\nQuestion: {question}"}]
+
+
+def plain(page: Page) -> Page:
+    """The location without its set's block header and end: what a lookup returns."""
+    return replace(page, head="", tail="")
+
+
+def find(text: DocumentText, words: str, limits: Limits) -> Lookup:
+    """The locations holding most of `words` (case folded), best first, a passage from each. Chinese
+    has no spaces between words: a phrase no location holds is looked for by its pairs of characters."""
+    terms = [w for w in dict.fromkeys(words.casefold().split()) if w]
+    best = ranked(text, terms, limits.passages) or ranked(text, pairs(terms), limits.passages)
+    if not best:
+        return Lookup(FIND, words, f"No location holds any of: {words}", ())
+    passages, found = [], []
+    for _, _, index, held in best:
+        page = text.pages[index]
+        at = page.text.casefold().find(held[0])
+        start = max(0, at - PASSAGE_CHARS // 2)
+        snippet = " ".join(page.text[start:start + PASSAGE_CHARS].split())
+        passages.append(f"[{page.label}] …{snippet}…")
+        found.append(page.label)
+    return Lookup(FIND, words, cut("\n\n".join(passages), limits.chars), tuple(found))
+
+
+def ranked(text: DocumentText, terms: list[str], most: int) -> list[tuple[int, int, int, list[str]]]:
+    scored = []
+    for index, page in enumerate(text.pages):
+        folded = page.text.casefold()
+        held = [t for t in terms if t in folded]
+        if held:
+            scored.append((-len(held), -sum(folded.count(t) for t in held), index, held))
+    return sorted(scored)[:most]
+
+
+CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]{3,}")
+
+
+def pairs(terms: list[str]) -> list[str]:
+    """"许可证条款" -> 许可, 可证, 证条, 条款: what a Chinese phrase's words are made of."""
+    return list(dict.fromkeys(run[i:i + 2] for term in terms for run in CJK.findall(term)
+                              for i in range(len(run) - 1)))
+
+
+LOCATION = re.compile(r"\[?\s*(?:([A-Z]{1,2})\s*[,:]?\s*)?(p\.?|page|§|section)?\s*(\d+)\s*\]?", re.I)
+
+
+def read(text: DocumentText, location: str, limits: Limits) -> Lookup:
+    """One location whole (cut at limits.chars), by its marker; a sentence when there is none."""
+    match = LOCATION.fullmatch(location.strip())
+    labels = [label for label, _, _ in members(text)]
+    if match is None:
+        return Lookup(READ, location, f"'{location}' is not a location; write it as its marker is, "
+                                      f"e.g. '{example(text)}'.", ())
+    label, number = (match.group(1) or "").upper(), int(match.group(3))
+    if not label and len(labels) > 1:
+        return Lookup(READ, location, f"Say which document: {', '.join(labels)} (e.g. "
+                                      f"'{example(text)}').", ())
+    label = label if len(labels) > 1 else labels[0]
+    page = next((p for p in text.pages if p.doc == label and p.number == number), None)
+    if page is None:
+        return Lookup(READ, location, f"There is no {location}. The documents hold:\n{contents(text)}", ())
+    return Lookup(READ, location, cut(plain(page).marked(), limits.chars), (page.label,))
+
+
+def example(text: DocumentText) -> str:
+    first = text.pages[0] if text.pages else Page(1, "")
+    return first.label
+
+
+def cut(result: str, chars: int) -> str:
+    return result if len(result) <= chars else f"{result[:chars]}\n[… cut at {chars:,} characters]"
+
+
+def carry_out(text: DocumentText, call: ToolCall, limits: Limits) -> Lookup:
+    """Do what the call asks; arguments that are not what the tool takes get a sentence back, for
+    the model to try again (never an error for the person)."""
+    try:
+        arguments = json.loads(call.arguments or "{}")
+    except json.JSONDecodeError:
+        arguments = None
+    if call.name == FIND and isinstance(arguments, dict) and isinstance(arguments.get("words"), str):
+        return find(text, arguments["words"], limits)
+    if call.name == READ and isinstance(arguments, dict) and isinstance(arguments.get("location"), str):
+        return read(text, arguments["location"], limits)
+    return Lookup(call.name, call.arguments, f"Call {FIND} with {{\"words\": \"...\"}} or {READ} with "
+                                             f"{{\"location\": \"{example(text)}\"}}.", ())
+
+
+def first_call(text: DocumentText) -> str:
+    """The first turn's pattern: one call of either tool, in GLM-4's format, every argument bounded
+    (a location names one of these documents' letters, or none for a lone one). A regex as vLLM's
+    structured outputs (xgrammar) take it: `\\n` written out, as xgrammar refuses a newline in a
+    character class."""
+    labels = "|".join(label for label, _, _ in members(text) if label)
+    letter = f"(({labels}) )?" if labels else ""
+    return (FIND + r'\n\{"words": "[^"\\\n]{1,80}"\}|' +
+            READ + r'\n\{"location": "' + letter + r'(p\. |§ )?[0-9]{1,4}"\}')
+
+
+def first_turn(text: DocumentText, params: ChatParams) -> ChatParams:
+    held = {**(params.extra or {}), "structured_outputs": {"regex": first_call(text)}}
+    # The call is no answer: the answer's length (16 tokens in a test) does not bound it.
+    return replace(params, max_tokens=CALL_TOKENS, extra=held)
+
+
+async def look_up(text: DocumentText, question: str, llm: Llm, params: ChatParams, limits: Limits,
+                  on_lookup: OnLookup = nothing) -> AsyncIterator[str]:
+    """Stream the answer the model gives after looking up what it needs in `text`, telling
+    `on_lookup` each lookup once carried out. Closing this closes the model's stream."""
+    messages = prompt(text, question)
+    one_shot = replace(params, one_shot=True)
+    done = 0
+    while True:
+        choice = "none" if done >= limits.calls else "auto"
+        turn = one_shot if done else first_turn(text, one_shot)
+        said, calls = [], []
+        pieces = llm.stream_turn(messages, turn, TOOLS, choice)
+        try:
+            async for piece in pieces:
+                if isinstance(piece, ToolCall):
+                    calls.append(piece)
+                elif done or not isinstance(piece, CutAtLimit):  # the held call's cut is no answer's
+                    said.append(piece)
+                    yield piece
+        finally:
+            await close_now(pieces)
+        calls = calls[:limits.calls - done]
+        if not calls:
+            return
+        messages.append({"role": "assistant", "content": "".join(said) or None,
+                         "tool_calls": [call.message() for call in calls]})
+        for call in calls:
+            done += 1
+            lookup = carry_out(text, call, limits)
+            await on_lookup(lookup)
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": lookup.result})
+
