@@ -14,7 +14,7 @@ import chainlit as cl
 from glm1m.chainlit_app import lookups, metrics, session
 from glm1m.chainlit_app.client import llm, prefill_clock
 from glm1m.chainlit_app.document_words import budget_line, held_words, set_words, strategy_words
-from glm1m.chainlit_app.i18n import EN, ZH, count_of, seconds, t
+from glm1m.chainlit_app.i18n import EN, count_of, seconds, t
 from glm1m.chainlit_app.pacing import coalesce
 from glm1m.chainlit_app.passages import cited_passages
 from glm1m.chainlit_app.status import (
@@ -33,7 +33,7 @@ from glm1m.documents.asking import Asked, Door, ask, open_file, open_files
 from glm1m.documents.budget import Budget, Strategy
 from glm1m.documents.formats import ReadOptions
 from glm1m.documents.lookup import Lookup
-from glm1m.documents.pages import DocumentText, spans
+from glm1m.documents.pages import DocumentText, lost_note
 from glm1m.documents.sets import DocumentSet
 from glm1m.documents.shelf import Shelf, ShelfFull, Shelved
 from glm1m.documents.store import forget, load_set, save
@@ -136,7 +136,7 @@ class PageDoor(Door):
             if full is not None:
                 await say(full.in_language(lang))
             await self.line(t(lang, "doc_counting", name=name))
-        if (lost := lost_words(lang, shelved.text)) is not None:
+        if (lost := lost_note(shelved.text, lang)) is not None:
             await say(lost)
         self.texts.append(shelved.text)
 
@@ -169,18 +169,6 @@ class PageDoor(Door):
         session.current().says_stop = False  # the answer began: a stop is Chainlit's line alone from here
         if self.status is not None:
             await read_record(self.status, asked.doc, asked.first, self.name, self.texts, self.lookups)
-
-
-def lost_words(lang: str, text: DocumentText) -> str | None:
-    """pages.lost_note in the page's language: what of a damaged file could not be read, said
-    beside the document (a kept one too: the shelf keeps what was lost), None when nothing was."""
-    said = [t(lang, "doc_pages_found", name=text.name)] if text.pages_found else []
-    if text.lost:
-        key = "doc_lost_page" if len(text.lost) == 1 else "doc_lost_pages"
-        said.append(t(lang, key, name=text.name, pages=spans(text.lost)))
-    if not said:
-        return None
-    return ("" if lang == ZH else " ").join([*said, t(lang, "doc_lost_again")])
 
 
 def user_shelf() -> Shelf:
@@ -328,7 +316,4 @@ def estimate_basis(lang: str) -> str:
     clock = prefill_clock()
     if clock.observed:
         return t(lang, "estimate_seen", count=len(clock.observed))
-    if lang == ZH:
-        gpus, gpu = clock.read_on
-        return t(lang, "estimate_gpu", where=f"{gpus} 块 {gpu.removeprefix('NVIDIA ')}")
-    return t(lang, "estimate_gpu", where=clock.where)
+    return t(lang, "estimate_gpu", where=clock.where_said())

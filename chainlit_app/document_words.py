@@ -7,22 +7,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from glm1m.chainlit_app.i18n import ZH, count_of, t
+from glm1m.chainlit_app.i18n import count_of, t
 from glm1m.documents.budget import Budget, Strategy
-from glm1m.documents.pages import DocumentText, Kind, letter
+from glm1m.documents.pages import DocumentText, Kind
+from glm1m.documents.sets import DocumentSet
 
 
 def set_words(lang: str, documents: Sequence[DocumentText]) -> str:
     """"report.pdf"; "A (report.pdf) and B (notes.md)"; "A（report.pdf）和 B（notes.md）"; "" for none."""
-    if not documents:
-        return ""
-    if len(documents) == 1:
-        return documents[0].name
-    if lang == ZH:
-        named = [f"{letter(i)}（{doc.name}）" for i, doc in enumerate(documents)]
-        return f"{'、'.join(named[:-1])}和 {named[-1]}"
-    named = [f"{letter(i)} ({doc.name})" for i, doc in enumerate(documents)]
-    return f"{', '.join(named[:-1])} and {named[-1]}"
+    return DocumentSet(tuple(documents)).said(lang)
 
 
 def held_words(lang: str, budget: Budget, documents: Sequence[DocumentText] = ()) -> str:

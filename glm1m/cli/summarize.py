@@ -109,7 +109,8 @@ async def summarize(args: argparse.Namespace, settings: Settings) -> None:
             together = await open_files([(path, path.name) for path in files], shelf, options,
                                         llm, settings, params.max_tokens, door)
             doc = together.doc
-            say(read_said(doc.name, budget_said(doc.budget, together.documents.documents), doc.strategy))
+            names = together.documents.said(door.lang)
+            say(read_said(names, budget_said(doc.budget, together.documents.documents), doc.strategy))
             # No clock: a set's earlier documents may be in the server's cache, which says
             # nothing of its prefill speed. Its whole read is noted on the shelf (together.to).
             pieces = ask(doc, question, llm, params, door, to=together.to, fresh=True)

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from xml.sax.saxutils import quoteattr
 
+from glm1m.catalog import render, said
 from glm1m.documents.pages import DocumentText, Kind, Page, index_of, letter
 from glm1m.llm import Message
 
@@ -67,6 +68,15 @@ class DocumentSet:
             return self.documents[0].name
         named = [f"{label} ({doc.name})" for label, doc in zip(self.labels, self.documents, strict=True)]
         return f"{', '.join(named[:-1])} and {named[-1]}"
+
+    def said(self, lang: str) -> str:
+        """`name` in `lang`, as the doors say it: "A (contract.pdf) and B (notes.md)",
+        "A（contract.pdf）和 B（notes.md）"; one document's own name; "" for none."""
+        if len(self.documents) <= 1:
+            return self.documents[0].name if self.documents else ""
+        named = [said("set_member", label=label, name=doc.name)
+                 for label, doc in zip(self.labels, self.documents, strict=True)]
+        return render(lang, "set_names", first=named[:-1], last=named[-1])
 
     def label_of(self, text: DocumentText) -> str | None:
         """The letter of the document here whose text (its locations) `text` has, whatever its

@@ -4,6 +4,7 @@ on, users changed by the real `glm1m users` while it runs."""
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Iterator
 
@@ -87,6 +88,10 @@ async def test_wrong_passwords_lock_the_name_then_the_address_before_any_passwor
     refused = [attempt(authed, "carol", "carol-secret-55555", f"198.51.100.{i}") for i in range(5)]
     assert all(status == 429 for status, _, _ in refused)
     assert refused[0][2] == "Too many failed logins for carol; wait 15 minutes and try again."
+    chinese = httpx.post(f"{authed.url}/login", data={"username": "carol", "password": "x"}, timeout=30,
+                         headers={"X-Forwarded-For": "198.51.100.99", "Accept-Language": "zh-CN,zh;q=0.9"})
+    assert chinese.status_code == 429 and "carol" in chinese.json()["detail"]
+    assert re.search("[\u4e00-\u9fff]", chinese.json()["detail"]), chinese.json()  # a Chinese browser's
     # The quickest of each: a loaded machine slows single requests of both kinds (a CI run saw one
     # refusal at 0.064 s beside checks of 0.13 s), while a refusal that ran scrypt never drops
     # below scrypt's own cost.

@@ -32,3 +32,4 @@ def test_a_set_looked_up_says_each_lookup_and_answers(model_server, manuals: lis
     chinese = glm1m(*summarize, env={**env, "GLM1M_LANG": "zh"})
     assert chinese.returncode == 0, chinese.stderr
     assert LOOKUP_ZH.search(chinese.stderr) and not LOOKUP.search(chinese.stderr), chinese.stderr
+    assert "glm1m: A（README.md）、B（col.txt）和 C（README.html）：" in chinese.stderr, chinese.stderr

@@ -157,6 +157,7 @@ def test_pruning_removes_the_least_recently_used_blocks_down_to_the_cap(tmp_path
     assert read_back.exists() and new.exists() and config.exists()
     assert (pruned.removed_files, pruned.removed_bytes, pruned.kept_bytes) == (2, 2 * MIB, 2 * MIB + 2)
     assert "removed 2 block files" in pruned.line() and "least recently used first" in pruned.line()
+    assert "删除了 2 个块文件" in pruned.said().render("zh")  # glm1m serve under a Chinese locale
     again = prune(tmp_path, cap_bytes=2 * MIB + 100, now=now)
     assert again.removed_files == 0 and "nothing to prune" in again.line()
 
