@@ -32,7 +32,7 @@ from glm1m.documents.answer import SET_SUMMARY_REQUEST, SUMMARY_REQUEST, OpenDoc
 from glm1m.documents.asking import Asked, Door, ask, open_file, open_files
 from glm1m.documents.budget import Budget, Strategy
 from glm1m.documents.formats import ReadOptions
-from glm1m.documents.lookup import Lookup
+from glm1m.documents.lookup import Limits, Lookup
 from glm1m.documents.pages import DocumentText, lost_note
 from glm1m.documents.sets import DocumentSet
 from glm1m.documents.shelf import Shelf, ShelfFull, Shelved
@@ -105,6 +105,7 @@ class PageDoor(Door):
         self.status: StatusLine | None = None
         self.answered = False  # the first piece came: the line is a record from then on
         self.lookups = 0  # lookups made for the answer on its way (Strategy.LOOK_UP)
+        self.asked: Asked | None = None  # the question on its way, once asked
         # The documents the question goes to: the chat's, then each one read now (`read`).
         self.texts: list[DocumentText] = list(documents.documents) if documents is not None else []
 
@@ -149,6 +150,7 @@ class PageDoor(Door):
         return await choose_strategy(budget, answer_tokens, self.name, before, self.texts)
 
     async def asking(self, asked: Asked) -> None:
+        self.asked = asked
         line = waiting_line(asked.doc, 0, lang=self.lang, again=asked.again, before=asked.before,
                             name=self.name)
         await self.line(line)  # a follow-up's is a line of its own
@@ -163,6 +165,8 @@ class PageDoor(Door):
     async def looked_up(self, lookup: Lookup) -> None:
         self.lookups += 1
         await lookups.show(self.lang, lookup)
+        if self.status is not None and self.asked is not None:  # the count now, not at the next tick
+            await self.waiting(self.asked, self.status.elapsed_s)
 
     async def answering(self, asked: Asked, elapsed_s: float) -> None:
         self.answered = True
@@ -188,7 +192,9 @@ async def reopen_document() -> None:
     """On resume: the chat's documents, if it had any, take the follow-up questions again, and
     a document attached next joins them."""
     state = session.current()
-    found = await asyncio.to_thread(load_set, document_path())
+    settings = get_settings()
+    limits = Limits(settings.lookup_calls, settings.lookup_chars)
+    found = await asyncio.to_thread(load_set, document_path(), limits)
     state.documents, state.document = found if found is not None else (None, None)
 
 
@@ -206,8 +212,12 @@ async def choose_strategy(budget: Budget, answer_tokens: int, name: str, before:
             if estimate is not None else t(lang, "no_estimate"))
     wait = (t(lang, "wait_whole", when=when, tokens=budget.tokens) if before is None else
             t(lang, "wait_revisit", name=name, before=read_at(lang, before), when=when, tokens=budget.tokens))
+    # Past the served context the whole read is no choice: no wait to announce, two ways to offer.
+    line = budget_line(lang, budget, texts)
+    content = (t(lang, "doc_choose", budget=line, wait=wait) if Strategy.WHOLE in offered
+               else t(lang, "doc_choose_past", budget=line))
     choice = await ask_choice(cl.AskActionMessage(
-        content=t(lang, "doc_choose", budget=budget_line(lang, budget, texts), wait=wait),
+        content=content,
         author=AUTHOR, timeout=STRATEGY_TIMEOUT_S,
         actions=[cl.Action(name="strategy", payload={"strategy": s.value}, label=strategy_words(lang, s))
                  for s in sorted(offered, key=lambda s: s != default)],

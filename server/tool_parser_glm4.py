@@ -235,6 +235,8 @@ def _vllm_parser() -> Any:
             break
         except ImportError:
             continue
+    else:
+        raise ImportError("glm1m's GLM-4 tool parser finds no vLLM module with its message types")
     DeltaFunctionCall, DeltaMessage, DeltaToolCall, ExtractedToolCallInformation, FunctionCall, ToolCall = (
         getattr(protocol, name) for name in ("DeltaFunctionCall", "DeltaMessage", "DeltaToolCall",
                                              "ExtractedToolCallInformation", "FunctionCall", "ToolCall"))

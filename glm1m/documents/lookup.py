@@ -94,7 +94,8 @@ def contents(text: DocumentText) -> str:
         first, last = pages[0], pages[-1]
         span = first.kind.span(first.number, last.number)
         mark = f"{label} " if label else ""
-        lines.append(f"- {mark}{name}: {len(pages):,} {first.kind.unit} ({mark}{span})")
+        unit = first.kind.unit if len(pages) != 1 else first.kind.unit.removesuffix("s")
+        lines.append(f"- {mark}{name}: {len(pages):,} {unit} ({mark}{span})")
     return "\n".join(lines)
 
 
@@ -131,8 +132,9 @@ def find(text: DocumentText, words: str, limits: Limits) -> Lookup:
     passages, found = [], []
     for _, _, index, held in best:
         page = text.pages[index]
-        at = page.text.casefold().find(held[0])
-        start = max(0, at - PASSAGE_CHARS // 2)
+        # In the text as it is: casefold changes lengths ("ß" -> "ss"), so its offsets drift.
+        at = re.search(re.escape(held[0]), page.text, re.IGNORECASE)
+        start = max(0, (at.start() if at else 0) - PASSAGE_CHARS // 2)
         snippet = " ".join(page.text[start:start + PASSAGE_CHARS].split())
         passages.append(f"[{page.label}] …{snippet}…")
         found.append(page.label)
@@ -158,17 +160,25 @@ def pairs(terms: list[str]) -> list[str]:
                               for i in range(len(run) - 1)))
 
 
-LOCATION = re.compile(r"\[?\s*(?:([A-Z]{1,2})\s*[,:]?\s*)?(p\.?|page|§|section)?\s*(\d+)\s*\]?", re.I)
+# "B p. 12", "[B p. 12]", "B p.12", "B §3", "A, page 3", "p. 3", "3", "pp. 3-4" (its first), "第3页":
+# the letter is a capital (a lone "p 3" is a page, not document P), the rest any case.
+LOCATION = re.compile(r"(?:([A-Z]{1,2})\s*[,:]?\s*)?(?i:(?:pp?\.?|pages?|§{1,2}|sections?)\s*)?(\d+)"
+                      r"(?:\s*[-–]\s*\d+)?")
+
+
+def location_of(written: str) -> re.Match[str] | None:
+    plain_ = re.sub(r"第\s*(\d+)\s*[页节]", r"\1", written).strip().strip("[]().。 ")
+    return LOCATION.fullmatch(plain_)
 
 
 def read(text: DocumentText, location: str, limits: Limits) -> Lookup:
     """One location whole (cut at limits.chars), by its marker; a sentence when there is none."""
-    match = LOCATION.fullmatch(location.strip())
+    match = location_of(location)
     labels = [label for label, _, _ in members(text)]
     if match is None:
         return Lookup(READ, location, f"'{location}' is not a location; write it as its marker is, "
                                       f"e.g. '{example(text)}'.", ())
-    label, number = (match.group(1) or "").upper(), int(match.group(3))
+    label, number = match.group(1) or "", int(match.group(2))
     if not label and len(labels) > 1:
         return Lookup(READ, location, f"Say which document: {', '.join(labels)} (e.g. "
                                       f"'{example(text)}').", ())
@@ -207,10 +217,11 @@ def first_call(text: DocumentText) -> str:
     """The first turn's pattern: one call of either tool, in GLM-4's format, every argument bounded
     (a location names one of these documents' letters, or none for a lone one). A regex as vLLM's
     structured outputs (xgrammar) take it: `\\n` written out, as xgrammar refuses a newline in a
-    character class."""
+    character class; no control character in the words (JSON refuses a raw tab: the parser would
+    give the call back as text)."""
     labels = "|".join(label for label, _, _ in members(text) if label)
     letter = f"(({labels}) )?" if labels else ""
-    return (FIND + r'\n\{"words": "[^"\\\n]{1,80}"\}|' +
+    return (FIND + r'\n\{"words": "[^"\\\x00-\x1f]{1,80}"\}|' +
             READ + r'\n\{"location": "' + letter + r'(p\. |§ )?[0-9]{1,4}"\}')
 
 

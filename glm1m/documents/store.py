@@ -8,10 +8,12 @@ prompt is the one before byte for byte (vLLM's prefix cache still serves it)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from glm1m.documents.answer import OpenDocument
 from glm1m.documents.budget import Budget, Strategy
+from glm1m.documents.lookup import Limits
 from glm1m.documents.mapreduce import MapReduce
 from glm1m.documents.pages import DocumentText, Kind, Page
 from glm1m.documents.sets import DocumentSet
@@ -69,9 +71,10 @@ def load(path: Path) -> OpenDocument | None:
     return found[1] if found is not None else None
 
 
-def load_set(path: Path) -> tuple[DocumentSet, OpenDocument] | None:
+def load_set(path: Path, limits: Limits | None = None) -> tuple[DocumentSet, OpenDocument] | None:
     """The documents saved at `path` (one saved alone is a set of one) and the open document that
-    reads them; None when there is none. Raises DocumentError as load does."""
+    reads them; None when there is none. `limits`: of looking things up, as this server's settings
+    say now (None: the defaults). Raises DocumentError as load does."""
     try:
         body = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -83,8 +86,9 @@ def load_set(path: Path) -> tuple[DocumentSet, OpenDocument] | None:
             documents = DocumentSet(tuple(text_of(d) for d in body["documents"]))
         else:
             documents = DocumentSet((text_of(body),))
-        return documents, OpenDocument(documents.text(), Budget(**body["budget"]),
-                                       Strategy(body["strategy"]), MapReduce(**body["plan"]))
+        opened = OpenDocument(documents.text(), Budget(**body["budget"]), Strategy(body["strategy"]),
+                              MapReduce(**body["plan"]))
+        return documents, opened if limits is None else replace(opened, limits=limits)
     except (KeyError, TypeError, ValueError) as error:
         raise unreadable(path) from error
 

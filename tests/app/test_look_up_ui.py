@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from tests.app.test_real_manuals_set import MIME, SETTINGS, SMALL, passages, present, shown
+from tests.app.test_real_manuals_set import LARGE, MIME, SETTINGS, SMALL, passages, present, shown
 from tests.conftest import App, ModelServer, started_app
 from tests.support.chainlit_client import ChainlitSession
 from tests.support.citing_proxy import CitingProxy
@@ -121,4 +121,34 @@ async def test_three_manuals_looked_up_show_each_lookup_and_cite_what_was_read(l
     assert (await chat.download(beside["B § 1"])).decode().startswith("**B · col.txt · § 1")
     assert any("Looked things up in **A (README.md), B (col.txt) and C (README.html)**: "
                f"{len(results)} lookup" in line for line in shown(chat, start)), shown(chat, start)
+    await chat.close()
+
+
+async def test_manuals_past_the_served_context_are_offered_parts_or_lookups_not_whole(lookup_app: App) -> None:
+    # Two PDF manuals and an HTML one, ~30,000 tokens against the demo's 8,192: no whole read to
+    # offer or announce; looked up, the answer comes without reading them part by part.
+    chat = lookup_app.session()
+    await chat.connect()
+    await chat.started()
+    await chat.change_settings(SETTINGS)
+    offered: list[list[str]] = []
+
+    def look_up(actions: list[dict]) -> dict:
+        offered.append([a["payload"]["strategy"] for a in actions])
+        return next(a for a in actions if a["payload"]["strategy"] == "look-up")
+
+    chat.choose_action = look_up  # type: ignore[method-assign]
+    start = chat.mark()
+    refs = [await chat.upload(path, mime=MIME[path.suffix]) for path in present(LARGE)]
+    await chat.send("Where is the licence?", refs)
+    asked = await chat.wait_for(lambda e: e.name == "ask", 300, start)
+    question = asked.data["msg"]["output"]
+    assert "longer than the served context, so it cannot be read whole" in question
+    assert "the model reads all" not in question  # no whole read's wait announced
+    done = await chat.wait_for(lambda e: e.name == "update_message"
+                               and "Looked things up in" in (e.data.get("output") or ""), 300, start)
+    await chat.wait_for(lambda e: e.name == "task_end", 300, chat.index(done))
+    assert offered == [["map-reduce", "look-up"]]
+    assert not any(m.get("isError") for m in chat.messages(start)), chat.messages(start)
+    assert steps(chat, start) and not any("part by part" in line for line in shown(chat, start))
     await chat.close()

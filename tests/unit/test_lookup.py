@@ -159,7 +159,34 @@ def test_streamed_call_deltas_make_whole_calls_in_order() -> None:
                                  ToolCall("c1", READ, '{"location": "p. 1"}')]
 
 
-@pytest.mark.parametrize("unit", ["p. 4", "page 4", "[p. 4]", " 4 "])
+@pytest.mark.parametrize("unit", ["p. 4", "page 4", "[p. 4]", " 4 ", "p4", "pp. 4-5", "第4页", "(p. 4).", "§§ 4"])
 def test_read_takes_the_ways_a_model_writes_a_page(unit: str) -> None:
     doc = DocumentText("x.pdf", tuple(Page(n, f"text {n}") for n in range(1, 6)), 5)
     assert read(doc, unit, LIMITS).result == "[p. 4]\ntext 4"
+
+
+def test_ways_a_model_writes_a_location_in_a_set() -> None:
+    for written in ("A p.3", "A, page 3", "A pp. 3–4", "A 第3页", "(A p. 3)", "[A p. 3]."):
+        assert read(SET, written, LIMITS).found == ("A p. 3",), written
+    assert "Say which document" in read(SET, "p 3", LIMITS).result  # "p" is no document's letter
+
+
+def test_a_passage_holds_the_word_found_where_case_folding_changes_lengths() -> None:
+    german = DocumentText("de.md", (Page(1, "Straße " * 200 + "Lizenz: MIT."),), 1)
+    assert "Lizenz: MIT." in find(german, "lizenz", LIMITS).result  # "ß" folds to "ss"
+
+
+def test_the_first_call_takes_no_control_character_and_one_location_is_said_singular() -> None:
+    assert not re.fullmatch(first_call(SET), 'find_passages\n{"words": "a\tb"}')  # JSON refuses a raw tab
+    one = DocumentText("one.pdf", (Page(1, "x"),), 1)
+    assert contents(one) == "- one.pdf: 1 page (p. 1)"
+
+
+def test_a_reopened_chat_looks_up_within_the_limits_set_now(tmp_path) -> None:
+    from glm1m.documents.store import load_set, save
+
+    budget = Budget(pages=5, tokens=900_000, chars=9, max_model_len=1_048_576, threshold=128_000)
+    doc = OpenDocument(SET, budget, Strategy.LOOK_UP, MapReduce(1000, 1, 100), Limits(3, 500))
+    save(doc, tmp_path / "document.json", DocumentSet((MANUAL, NOTES)))
+    found = load_set(tmp_path / "document.json", Limits(5, 900))
+    assert found is not None and found[1].strategy is Strategy.LOOK_UP and found[1].limits == Limits(5, 900)
