@@ -65,8 +65,9 @@ def steps(chat: ChainlitSession, start: int) -> dict[str, dict]:
     return found
 
 
-async def test_three_manuals_looked_up_show_each_lookup_and_cite_what_was_read(lookup_app: App) -> None:
-    chat = lookup_app.session()
+async def choosing_look_up(app: App) -> tuple[ChainlitSession, list[list[str]]]:
+    """A chat that answers the page's strategy question with "look-up"; the offers it saw, in order."""
+    chat = app.session()
     await chat.connect()
     await chat.started()
     await chat.change_settings(SETTINGS)
@@ -77,6 +78,11 @@ async def test_three_manuals_looked_up_show_each_lookup_and_cite_what_was_read(l
         return next(a for a in actions if a["payload"]["strategy"] == "look-up")
 
     chat.choose_action = look_up  # type: ignore[method-assign]
+    return chat, offered
+
+
+async def test_three_manuals_looked_up_show_each_lookup_and_cite_what_was_read(lookup_app: App) -> None:
+    chat, offered = await choosing_look_up(lookup_app)
     proxy = lookup_app.proxy
     assert isinstance(proxy, CitingProxy)
     proxy.reset()
@@ -98,7 +104,8 @@ async def test_three_manuals_looked_up_show_each_lookup_and_cite_what_was_read(l
     sent = [(request, body) for request, body in proxy.journal if "messages" in request]
     first, answer = sent[0][0], sent[-1][0]
     assert [t["function"]["name"] for t in first["tools"]] == ["find_passages", "read_location"]
-    assert "structured_outputs" in first and first["messages"][-1]["content"].startswith("Documents:\n- A README.md")
+    assert "structured_outputs" in first
+    assert first["messages"][-1]["content"].startswith("Documents:\n- A README.md")
     calls = [json.loads(line[6:])["choices"][0]["delta"].get("tool_calls")
              for line in sent[0][1].decode().splitlines() if line.startswith("data: {")]
     made = [c for chunk in calls if chunk for c in chunk]
@@ -124,20 +131,11 @@ async def test_three_manuals_looked_up_show_each_lookup_and_cite_what_was_read(l
     await chat.close()
 
 
-async def test_manuals_past_the_served_context_are_offered_parts_or_lookups_not_whole(lookup_app: App) -> None:
+async def test_manuals_past_the_served_context_are_offered_parts_or_lookups_not_whole(
+        lookup_app: App) -> None:
     # Two PDF manuals and an HTML one, ~30,000 tokens against the demo's 8,192: no whole read to
     # offer or announce; looked up, the answer comes without reading them part by part.
-    chat = lookup_app.session()
-    await chat.connect()
-    await chat.started()
-    await chat.change_settings(SETTINGS)
-    offered: list[list[str]] = []
-
-    def look_up(actions: list[dict]) -> dict:
-        offered.append([a["payload"]["strategy"] for a in actions])
-        return next(a for a in actions if a["payload"]["strategy"] == "look-up")
-
-    chat.choose_action = look_up  # type: ignore[method-assign]
+    chat, offered = await choosing_look_up(lookup_app)
     start = chat.mark()
     refs = [await chat.upload(path, mime=MIME[path.suffix]) for path in present(LARGE)]
     await chat.send("Where is the licence?", refs)
