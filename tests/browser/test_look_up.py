@@ -41,6 +41,11 @@ def test_looking_things_up_shows_each_lookup_as_a_step_that_opens(page: Page, lo
     ask(page, "Which manual is about JSON?")
     page.click("button:has-text('by looking things up')", timeout=300_000)
     page.wait_for_selector("text=/Looked things up in .*: [0-9]+ lookups?, in/", timeout=120_000)
+    # The record line comes with the answer's first piece; the journal holds the answer's request
+    # once its citation is shown (the stream has ended then). A CI run read the journal earlier
+    # and found only the first call's request there.
+    cited = page.locator(f"{ANSWERS} .element-link:has-text('C § 1')")
+    cited.wait_for(timeout=60_000)
     step = page.locator("button:has-text('Find: '), button:has-text('Read: ')").first
     step.wait_for(timeout=30_000)
     name = step.inner_text()
@@ -50,8 +55,6 @@ def test_looking_things_up_shows_each_lookup_as_a_step_that_opens(page: Page, lo
     # The step opened shows what the app read back (its first line, as the model got it).
     page.wait_for_selector(f"text={result.splitlines()[0][:40]}", timeout=30_000)
     screenshot(page, "look-up-step")
-    cited = page.locator(f"{ANSWERS} .element-link:has-text('C § 1')")
-    cited.wait_for(timeout=30_000)
     cited.click()
     page.wait_for_selector("text=C · README.html · § 1", timeout=30_000)
     assert "→" in name
