@@ -26,6 +26,12 @@
 #                                              # default r); wait S s. Every other command a call
 #                                              # runs must see the exports at the top of this file.
 #   bash bench/gpu_session.sh r1m-wait S       # until it ends or S s pass; results to $OUT
+# Issue 39's run (bench/prefill_levers.py: the attention kernel per KV dtype and page size, then one
+# server per lever that wins, the winner at 989,011 tokens), wheels packed in 7 folders (CHUNK_MIB=56):
+#   bash bench/gpu_session.sh lv-receive K     # K = 1 (+ .gpu/full-size-model) .. 6
+#   bash bench/gpu_session.sh lv-start 7 S [--flashinfer]  # the last folder, install, driver; wait S s
+#   bash bench/gpu_session.sh lv-wait S        # until it ends or S s pass; results to $OUT/lv.tgz
+#   bash bench/gpu_session.sh lv-stop          # end the driver and its server early
 # Lanes run under setsid so they outlive one call; results collect in /root/res.
 set -uo pipefail
 RES=/root/res
@@ -102,6 +108,32 @@ from glm1m.llm import STORE_NOTHING; print('one-shot body', STORE_NOTHING)") || 
       || echo "revisit_1m done"
     free -g | head -2; tail -20 $RES/revisit_1m.out
     tar czf "$OUT/r1m.tgz" --exclude='vllm-cache-*' --exclude='data-*' --exclude='kvfs' -C /root res ;;
+  lv-receive)  # issue 39: wheel folder c0K; K=1 brings the model folder too
+    mkdir -p /root/vb && cp -r ".gpu/c0$2" /root/vb/ || exit 1
+    if [ "$2" = 1 ]; then cp -r .gpu/full-size-model /root/; fi
+    ls /root/vb ;;
+  lv-start)  # K S [--flashinfer]: the last folder, install, bench/prefill_levers.py's driver; wait S s
+    bash "$0" lv-receive "$2" && bash "$0" install || exit 1
+    (cd /root/repo && setsid python3 -m bench.prefill_levers run --out $RES ${4:-} \
+       > $RES/levers.out 2>&1 & echo $! > $RES/levers.pid)
+    bash "$0" lv-wait "${3:-420}" ;;
+  lv-wait)  # until the driver ends or S s pass; results to $OUT/lv.tgz
+    end=$((SECONDS + $2))
+    while pgrep -f "^python3 -m bench[.]prefill_levers run" > /dev/null && [ $SECONDS -lt $end ]; do
+      sleep 3; done
+    pgrep -f "^python3 -m bench[.]prefill_levers run" > /dev/null && echo "levers still running" \
+      || echo "levers done"
+    tail -12 $RES/levers.out
+    tar czf "$OUT/lv.tgz" --exclude='vllm-cache-*' -C /root res ;;
+  lv-then)  # STEPS S: after the running driver ends, the driver again on the servers in STEPS
+    while pgrep -f "^python3 -m bench[.]prefill_levers run" > /dev/null; do sleep 3; done
+    cp bench/prefill_levers.py /root/repo/bench/ && cp "$2" /root/res/ || exit 1
+    (cd /root/repo && setsid python3 -m bench.prefill_levers run --out $RES --steps "/root/res/$(basename "$2")" \
+       > "$RES/levers-$(basename "$2" .json).out" 2>&1 & echo $! > $RES/levers.pid)
+    bash "$0" lv-wait "${3:-420}" ;;
+  lv-stop)  # the driver and the server it started, by their ids (each leads its own session)
+    for f in levers.pid server.pid; do [ -f $RES/$f ] && kill -- -"$(cat $RES/$f)" 2>/dev/null; done
+    sleep 5; bash "$0" lv-wait 1 ;;
   install-and-start)
     bash "$0" install && bash "$0" start "${2:-420}" ;;
   install)

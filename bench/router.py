@@ -2,7 +2,7 @@
 `glm1m serve --demo --replicas 2` starts them) against one of those servers directly, side by side
 in one run; the router's overhead as a ratio. Starts its own stack on loopback and stops it by PID.
 
-    .venv/bin/python -m bench.router --rows 300 --documents 6 --rounds 5
+    .venv/bin/python -m bench.router --rows 300 --documents 6 --rounds 5 [--policy cache_aware]
 
 Each round runs every path directly and through the router (the order alternating, after one
 uncounted warm-up round), on the same servers, so both see the same machine. On a 2-core VM both
@@ -30,6 +30,7 @@ from glm1m.documents.pdf import extract
 from glm1m.llm import ChatParams, LlmClient
 from glm1m.server import replicas
 from glm1m.server.launch import ServeOptions, resolve
+from glm1m.server.router import POLICIES, POLICY
 from glm1m.settings import Settings
 from glm1m.translation.fanout import Job
 from glm1m.translation.job import run_job
@@ -130,10 +131,12 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=3)
     parser.add_argument("--tiny", type=int, default=50, help="one-token answers per round")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--policy", choices=POLICIES, default=POLICY,
+                        help="the router's policy (cache_aware: the replicas render every prompt)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        settings = Settings(data_dir=folder)
+        settings = Settings(data_dir=folder, router_policy=args.policy)
         port = free_port()
         options = resolve(ServeOptions(demo=True, port=port, max_model_len=8192, api_key=KEY), settings)
         stack = replicas.plan_stack(options, 2, 1, 0, settings)
@@ -146,8 +149,8 @@ def main() -> None:
 
 
 def show(args: argparse.Namespace, results: dict) -> None:
-    table = Table(title=f"Through vLLM's router (2 demo replicas) vs one server directly, "
-                        f"median of {args.rounds} rounds")
+    table = Table(title=f"Through vLLM's router ({args.policy}, 2 demo replicas) vs one server "
+                        f"directly, median of {args.rounds} rounds")
     for column in ("path", "direct", "router", "router / direct"):
         table.add_column(column, justify="right" if column != "path" else "left")
     labels = {"rows/s": f"CSV translation, {args.rows} rows (rows/s)",

@@ -10,6 +10,7 @@ from glm1m.errors import (
     ContextTooLong,
     CsvError,
     DocumentError,
+    LimitReached,
     ServerBusy,
     ServerError,
     ServerTooSlow,
@@ -25,7 +26,7 @@ FAILURES = Counter("glm1m_failures", "User-facing failures, by kind", ["kind"])
 # Export every kind at 0 from the start, so dashboards and alerts see the series before the first
 # failure (a labelled counter has no samples until a label is used).
 for _kind in (ServerUnavailable, ServerBusy, ServerTooSlow, ContextTooLong, ServerError, CsvError,
-              DocumentError):
+              DocumentError, LimitReached):
     FAILURES.labels(kind=_kind.__name__)
 
 _serving: set[int] = set()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from chainlit.input_widget import InputWidget, Select, Slider, TextInput
 
-from glm1m.chainlit_app.i18n import t
+from glm1m.chainlit_app.i18n import t, target_words
 from glm1m.chainlit_app.session import LANGUAGES
 from glm1m.settings import Settings
 
@@ -18,6 +18,13 @@ def system_prompt(settings: Settings, lang: str) -> str:
     return t(lang, "default_system_prompt")
 
 
+def languages(lang: str) -> dict[str, str]:
+    """The languages offered, {name on the page: value kept}: named in the page's language, as the
+    sentences that follow name them ("翻译成英文"), not each in its own (the person choosing reads
+    the page's language; one looking for their own language's name is a language switcher's case)."""
+    return {target_words(lang, value): value for value in LANGUAGES}
+
+
 def widgets(lang: str, settings: Settings, target: str) -> list[InputWidget]:
     """The panel's widgets; their ids are the keys on_settings_update reads."""
     return [
@@ -28,9 +35,9 @@ def widgets(lang: str, settings: Settings, target: str) -> list[InputWidget]:
                min=0, max=2, step=0.1, description=t(lang, "help_temperature")),
         Slider(id="max_tokens", label=t(lang, "label_max_tokens"), initial=settings.max_tokens,
                min=16, max=8192, step=16, description=t(lang, "help_max_tokens")),
-        Select(id="target_language", label=t(lang, "label_target"), values=LANGUAGES, initial_value=target,
-               description=t(lang, "help_target")),
+        Select(id="target_language", label=t(lang, "label_target"), items=languages(lang),
+               initial_value=target, description=t(lang, "help_target")),
         Select(id="source_language", label=t(lang, "label_source"),
-               values=[t(lang, "auto_source"), *LANGUAGES], initial_value=t(lang, "auto_source"),
-               description=t(lang, "help_source")),
+               items={t(lang, "auto_source"): t(lang, "auto_source"), **languages(lang)},
+               initial_value=t(lang, "auto_source"), description=t(lang, "help_source")),
     ]

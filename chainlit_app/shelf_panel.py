@@ -78,7 +78,7 @@ async def show(named: str = "") -> None:
     """The Shelf command: the list, and a button for each thing to do."""
     state, settings = session.current(), get_settings()
     lang, shelf = state.lang, user_shelf()
-    entries = await asyncio.to_thread(shelf.entries)
+    entries = await shelf.aio.entries()
     counted_as = count_key(settings.model, await llm().max_model_len())
     documents = state.documents
     actions = [cl.Action(name="chat_take_out", payload={"label": label},
@@ -90,7 +90,7 @@ async def show(named: str = "") -> None:
                               label=t(lang, "shelf_add", name=entry.name)),
                     cl.Action(name="shelf_delete", payload={"sha256": entry.sha256},
                               label=t(lang, "shelf_delete", name=entry.name))]
-    used = await asyncio.to_thread(shelf.used_bytes)
+    used = await shelf.aio.used_bytes()
     await cl.Message(content=listing(lang, documents, entries, counted_as, used / 1e6,
                                      settings.shelf_max_mb, named),
                      author=AUTHOR, actions=actions).send()
@@ -100,7 +100,7 @@ async def add(sha256: str) -> None:
     """A shelf document joins the chat's documents, after them, as a file attached now does."""
     state, settings = session.current(), get_settings()
     shelf = user_shelf()
-    shelved = await asyncio.to_thread(shelf.latest, sha256)
+    shelved = await shelf.aio.latest(sha256)
     if shelved is None:
         await say(t(state.lang, "shelf_gone"))
         return
@@ -156,7 +156,7 @@ async def delete(sha256: str) -> None:
     """A document leaves the shelf; the chats that hold it keep their text."""
     lang = session.lang()
     try:
-        removed = await asyncio.to_thread(user_shelf().remove, sha256)
+        removed = await user_shelf().aio.remove(sha256)
     except NotOnShelf:
         await say(t(lang, "shelf_gone"))
         return

@@ -74,9 +74,19 @@ class DocumentError(UserFacingError):
     lead = "lead_document"
 
 
+class LimitReached(DocumentError):
+    """A document, or a user's reading, is past one of the server's limits (a GLM1M_* setting):
+    the message names the setting (glm1m/documents/limits.py checks them)."""
+
+
 class CsvError(UserFacingError):
     """A table cannot be read as asked; the message says why and what to do."""
     lead = "lead_table"
+
+
+class GridError(UserFacingError):
+    """A grid's questions, documents or output cannot be used as given (glm1m/grid/)."""
+    lead = "lead_grid"
 
 
 class JobAlreadyRunning(UserFacingError):

@@ -38,6 +38,7 @@ class Stage(StrEnum):
     TRANSLATING = "translating"  # a table's rows or cells
     COMBINING_ROUND = "combining_round"  # a round of combining notes in groups: Progress.round
     COMBINING = "combining"  # the notes combined into the answer: a marker of the last step
+    ASKING = "asking"  # a grid's cells: each question about each document (glm1m/grid/)
 
 
 @dataclass(frozen=True)

@@ -16,11 +16,14 @@ from glm1m.files import write_whole
 from glm1m.settings import Settings
 
 SERVED_FILE = "served.json"
-# Prefill time of one prompt on one H200 (vLLM 0.26.0, GLM-4-9B-Chat-1M shapes, 2026-11-29):
-# 28K 1.2 s, 128K 11.3 s, 262K 43.7 s, 512K 161.5 s, 1,047,000 tokens 602 s; least squares fit of
-# a*n + b*n^2 to those five points (within 15 % of each, 0.1 % at 1M).
-H200_A_S_PER_TOKEN = 3.42e-05
-H200_B_S_PER_TOKEN2 = 5.17e-10
+# Prefill time of one prompt on one H200 with `glm1m serve --profile auto` (vLLM 0.26.0, GLM-4-9B-
+# Chat-1M shapes, bf16 KV cache, --block-size 256: server/profile.py), 2026-12-03: 262,144 tokens
+# 40.32 s, 524,288 tokens 146.53 s; a*n + b*n^2 through those two points. A 1M-token read is an
+# extrapolation: 507.5 s by this curve (with page 16 the 2026-11-29 curve measured 602 s at
+# 1,047,000 tokens; this one says 555 s there). The fp8kv profile measured 39.99 s at 262,144 and
+# 498.49 s at 989,011 (this curve: 40.32 / 496.76 s), so one curve serves both.
+H200_A_S_PER_TOKEN = 2.813e-05
+H200_B_S_PER_TOKEN2 = 4.794e-10
 # Dense bf16 tensor throughput (TFLOP/s, published figures; a long prefill is compute-bound, 95 %
 # of it attention), matched against nvidia-smi's GPU name, most specific first.
 BF16_TFLOPS: tuple[tuple[str, float], ...] = (

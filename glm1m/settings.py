@@ -30,6 +30,11 @@ class Settings(BaseSettings):
     health_path: str = Field(
         "/health", description="what is polled while a long prompt is read: /readiness behind "
                                "vLLM's router (its /health fails while any one server is down)")
+    router_policy: str = Field(
+        "sticky_least_loaded", pattern="^(sticky_least_loaded|cache_aware)$",
+        description="how `glm1m router` (and --replicas) picks a server: sticky_least_loaded by "
+                    "X-Session-ID (glm1m's client sends one), cache_aware by the prompt's prefix, "
+                    "for clients that send none (docs/serving.md, \"Several machines\")")
     api_key: str = Field("", description="API key the model server expects (empty: the one "
                                           "`glm1m serve` keeps in DATA_DIR/server-api-key)")
     model: str = Field("glm-4-9b-chat-1m", description="served model name")
@@ -58,6 +63,9 @@ class Settings(BaseSettings):
         128_000, ge=1, description="documents up to this many tokens are read whole by default")
     map_chunk_tokens: int = Field(32_000, ge=256, description="map-reduce chunk size, in tokens")
     map_concurrency: int = Field(8, ge=1, description="map-reduce chunks read at once")
+    # A grid's documents asked at once (each its questions in turn): each holds its document's
+    # prefix in the KV cache while its questions are asked, so the bound is documents, not cells.
+    grid_concurrency: int = Field(4, ge=1, description="documents of a grid asked at once")
     map_note_tokens: int = Field(512, ge=16, description="longest notes taken from one chunk")
     lookup_calls: int = Field(8, ge=1, description="lookups the model may make for one answer (look-up)")
     lookup_chars: int = Field(6000, ge=200, description="characters one lookup gives back (look-up)")
@@ -73,6 +81,37 @@ class Settings(BaseSettings):
     ocr_tessdata: Path | None = Field(
         None, description="folder of Tesseract's .traineddata files (unset: TESSDATA_PREFIX, "
                           "else where the tesseract command has them)")
+    # Limits on one upload's reading work (glm1m/documents/limits.py), each checked before the
+    # work it bounds; a refusal names the variable that raises it.
+    # A 5.5 MB DOCX of 1,899 MB took 47.7 s and 3.8 GB before failing (issue 33). MuPDF opens
+    # DOCX XML at ~0.45 s and ~20 MB of memory a MB (53 MB: 23 s, 1.07 GB; MuPDF 1.28.5), while
+    # pictures unpack to about their packed size: above the 200 MB upload limit, well below that.
+    # XML packs 5 to 25 times (python-docx's default.docx: 25x); zeros 1,000 times.
+    document_max_unpacked_mb: float = Field(
+        300.0, gt=0, description="most MB a DOCX, EPUB or XPS may unpack to, by its zip "
+                                 "directory, checked before anything is unpacked (zip bombs)")
+    document_max_unpack_ratio: float = Field(
+        100.0, gt=1, description="most times its packed size a DOCX, EPUB or XPS that unpacks to "
+                                 "more than 20 MB may unpack to (zip bombs)")
+    # MuPDF lays a 50,000-paragraph DOCX (13 MB of XML, 3,261 A4 pages) out in ~6 s and reads its
+    # text in ~12 s more: 5,000 pages, as for a PDF, stay within a minute.
+    reflow_max_pages: int = Field(
+        5000, ge=1, description="most A4 pages a DOCX, EPUB, HTML, FB2 or MOBI file may lay out "
+                                "to, counted from MuPDF's layout before its text is read")
+    # OCR reads about 10 s a page on one core: 1,000 pages take ~10 minutes on 16 cores.
+    ocr_max_pages: int = Field(
+        1000, ge=1, description="most pages OCR reads in one document; one with more pages to "
+                                "OCR is refused before any is read")
+    # Far past what a strategy reads: 10 times the largest context glm1m serves (1,048,576
+    # tokens, read whole), ~313 map-reduce chunks of GLM1M_MAP_CHUNK_TOKENS (32,000), while
+    # look-up's 8 lookups of 6,000 characters read under 0.1 % of it; and what GLM1M_PDF_MAX_PAGES
+    # (5,000) dense pages of 2,000 tokens hold, so it stops text files and sets, not long PDFs.
+    document_max_tokens: int = Field(
+        10_000_000, ge=1, description="most tokens a document (or a set of them) may have; "
+                                      "counting stops once it is past them")
+    reads_per_user: int = Field(
+        2, ge=1, description="documents of one user read (OCR included) at once; one more is "
+                             "refused until one is read (login off: all users count as one)")
     shelf_max_mb: float = Field(
         1000.0, gt=0, description="most MB of read documents (text and token counts) each user's "
                                   "shelf keeps, so the same file attached again is not read again")

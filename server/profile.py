@@ -13,6 +13,8 @@
   0.88x the bf16 time and holds twice the tokens (1,048,576 vs 524,288 in 40 GiB; a whole H200
   keeps 2.72 1M-token documents warm instead of 1.37). Not the default: the checkpoint has no calibrated KV
   scales, and random weights cannot measure what fp8 costs in answer quality.
+- --block-size 256 on a Hopper GPU with a bf16 KV cache (LONG_READ_BLOCK below): long first reads
+  about 10 % faster (45.00 -> 40.32 s for 262,144 tokens on one H200, 2026-12-03).
 - The disk tier (opt-in, `--kv-disk DIR`): the CPU tier with vLLM's filesystem tier behind it, so a
   restarted server loads documents back instead of computing them (server/disk_tier.py).
 """
@@ -49,6 +51,18 @@ ALWAYS_ON_GPU = ["--enable-prefix-caching"]
 # 37.4. The first two relieve the same single API-server process; the third did not move
 # throughput or the 1M-token TTFT. Kept as the measured combination rather than an untried subset.
 SERVING = ["--stream-interval", "8", "--api-server-count", "4", "--max-num-batched-tokens", "16384"]
+# --block-size 256: FlashAttention 3 (vLLM's backend on Hopper) loads a paged KV cache with the copy
+# engine (TMA) only when the page is a multiple of its tile, 128 tokens for bf16 causal attention of
+# head size 128 (flash-attention hopper/flash_api.cpp, get_pagedkv_tma); vLLM's default page of 16
+# takes the cp.async gather instead. One H200, vLLM 0.26.0, 2026-12-03 (docs/benchmarks.md, "The
+# first read of a million tokens"): the prefill's attention kernel ran at 562 TFLOP/s with page 16
+# and 643 with 128 or 256; a 262,144-token first read took 45.00 s with page 16 and 40.32 s with
+# 256, a 524,288-token one 146.53 s (159.02 s with page 16 on 2026-12-01). With an fp8 KV cache no
+# page moved the kernel (625-637 TFLOP/s), so fp8 keeps vLLM's default. Measured on one GPU without
+# the host or disk tier and only on first reads (not the many-user throughput runs), so it is given
+# only there; a request's last block may hold up to 255 unused tokens.
+LONG_READ_BLOCK = ["--block-size", "256"]
+HOPPER = ("H100", "H200")
 
 
 def model_shape(model: str) -> ModelShape:
@@ -99,4 +113,11 @@ def profile_flags(profile: str, model: str, detected: list[Gpu], gpus: int,
         return flags + ([split, str(gpus)] if gpus > 1 else [])
     plan, tier = sized_tier(profile, model, detected, gpus, max_model_len, layout, host_bytes)
     return (plan.vllm_flags() + ALWAYS_ON_GPU + SERVING
+            + (LONG_READ_BLOCK if measured_block_win(plan, detected, disk is not None or tier.on) else [])
             + (disk.vllm_flags() if disk is not None else tier.vllm_flags()))
+
+
+def measured_block_win(plan: Plan, detected: list[Gpu], tiered: bool) -> bool:
+    """Where LONG_READ_BLOCK was measured faster: bf16 KV cache, one GPU per engine, Hopper, no tier."""
+    return (plan.kv_cache_dtype == "auto" and plan.tensor_parallel == 1 and not tiered
+            and all(any(name in gpu.name for name in HOPPER) for gpu in detected))

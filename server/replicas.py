@@ -53,7 +53,10 @@ def plan_stack(options: ServeOptions, replicas: int, gpus_per_replica: int, dete
     if replicas < 2:
         raise PlanError(key="replicas_two")
     groups = gpu_groups(replicas, gpus_per_replica, detected)
-    servers = tuple(replace(options, host="127.0.0.1", port=port, devices=group)
+    extra = list(options.extra_args)
+    if settings.router_policy in router.RENDERS and router.SCALE_OUT_FLAG not in extra:
+        extra.append(router.SCALE_OUT_FLAG)  # the router has each replica render every prompt
+    servers = tuple(replace(options, host="127.0.0.1", port=port, devices=group, extra_args=extra)
                     for port, group in zip(replica_ports(options.port, replicas), groups,
                                            strict=True))
     front = router.router_options([s.base_url for s in servers], settings, host=options.host,

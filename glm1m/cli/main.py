@@ -12,7 +12,7 @@ import sys
 
 from pydantic import ValidationError
 
-from glm1m.cli import extract, plan, router, serve, shelf, summarize, translate, up, users
+from glm1m.cli import extract, grid, plan, router, serve, shelf, summarize, translate, up, users
 from glm1m.cli.output import fail
 from glm1m.errors import SettingsError
 from glm1m.settings import load_settings, settings_error
@@ -28,6 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_command(commands)
     summarize.add_command(commands)
     extract.add_command(commands)
+    grid.add_command(commands)
     shelf.add_command(commands)
     users.add_command(commands)
     return parser
@@ -38,10 +39,11 @@ def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     signal.signal(signal.SIGHUP, signal.default_int_handler)
     try:
-        # Every command reads the settings: a bad GLM1M_* value is said in one sentence (not
-        # pydantic's traceback) before anything runs, --help included, whichever command it is.
-        load_settings()
+        # The arguments first: --help never depends on the environment (argparse prints it and
+        # exits here). Then the settings, which every command reads: a bad GLM1M_* value is said
+        # in one sentence (not pydantic's traceback) before anything runs, whichever command.
         args = build_parser().parse_args(argv)
+        load_settings()
         code = args.run(args)
     except SettingsError as error:
         code = fail(error)

@@ -26,6 +26,11 @@ def add_command(commands: argparse._SubParsersAction) -> None:
     router.add_argument("--port", type=int, default=8000)
     router.add_argument("--metrics-port", type=int, default=None,
                         help="the router's own Prometheus /metrics on 127.0.0.1 (default PORT+3)")
+    router.add_argument("--policy", choices=("sticky_least_loaded", "cache_aware"), default=None,
+                        help="sticky_least_loaded (default: $GLM1M_ROUTER_POLICY, else this): a "
+                             "document per X-Session-ID, spread evenly, glm1m's client sends one; "
+                             "cache_aware: by the prompt's prefix, for clients that send no "
+                             "header (their documents spread only while others are in flight)")
     router.add_argument("--api-key", default=None,
                         help="the servers' key, to check that a request goes through (default: "
                              "$GLM1M_API_KEY, else the one in the data dir); the router only "
@@ -52,7 +57,7 @@ def cmd_router(args: argparse.Namespace) -> int:
     try:
         check_exposure(args.host, args.expose)
         options = router.router_options(args.backend, settings, host=args.host, port=args.port,
-                                        metrics_port=args.metrics_port,
+                                        metrics_port=args.metrics_port, policy=args.policy,
                                         api_key=args.api_key or server_api_key(settings, create=False))
     except UserFacingError as error:
         return fail(error)
@@ -62,9 +67,10 @@ def cmd_router(args: argparse.Namespace) -> int:
         proc = router.start(options)
         router.wait_ready(proc, options)
         say(said("cli_router_ready", url=options.base_url, backends=list(options.backends)))
-        # The router reads no chat text: without the header another client's requests all go
-        # to one server (server/router.py).
-        say(said("cli_router_header", header=router.SESSION_HEADER))
+        if options.policy == router.POLICY:
+            # This policy reads no chat text: without the header another client's requests all go
+            # to one server (server/router.py).
+            say(said("cli_router_header", header=router.SESSION_HEADER))
         return proc.wait()
     except StartFailed as error:
         return fail(error, 1)

@@ -47,8 +47,9 @@ def add_serve_args(parser: argparse.ArgumentParser) -> None:
                              "into the data dir, where the UI finds it)")
     parser.add_argument("--profile", choices=PROFILES, default="auto",
                         help="auto: size context, memory, fp8 and layout from the GPUs found "
-                             "(glm1m plan); fp8kv: the same with the KV cache in fp8 (faster long "
-                             "prefills, twice the tokens; its quality cost is not measured); none: "
+                             "(glm1m plan); fp8kv: the same with the KV cache in fp8 (twice the tokens; "
+                             "on an H200 no faster than auto's bf16 with 256-token blocks; its quality "
+                             "cost is not measured); none: "
                              "vLLM's defaults")
     parser.add_argument("--gpus", type=int, default=1,
                         help="GPUs to use: data parallel when one GPU holds a full request, else "

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,7 +20,17 @@ from glm1m.server.launch import ServeOptions
 from glm1m.settings import Settings
 
 UI_READY_TIMEOUT_S = 120.0
-UI_ROOT_FILES = ("chainlit.md", "chainlit_zh-CN.md", ".chainlit/config.toml", "public/lang.js")
+UI_ROOT_FILES = ("chainlit.md", "chainlit_zh-CN.md", ".chainlit/config.toml")
+UI_ROOT_FOLDERS = (".chainlit/translations", "public")
+# The page Chainlit serves, without what it asks of other hosts: .chainlit/config.toml's
+# custom_build names this folder of DATA_DIR/ui.
+OFFLINE_FRONTEND = "offline-frontend"
+# Chainlit 2.12's index.html links Google's Inter font and KaTeX's stylesheet from jsDelivr, neither
+# behind a setting (its theme.json's custom_fonts replaces only the font, and latex = false leaves
+# KaTeX's link). A machine without internet waited on them and drew fallbacks; glm1m turns LaTeX
+# off, and the page's fonts are the system's (Chinese ones included). tests/unit/test_offline_page.py
+# fails when a release's index.html links other hosts differently.
+OUTSIDE_LINK = re.compile(r'[ \t]*<link\b[^>]*\bhref="https?://[^"]*"[^>]*>\n?', re.DOTALL)
 
 
 def ui_package_dir() -> Path:
@@ -48,9 +59,39 @@ def prepare_ui_root(settings: Settings) -> Path:
         if (shipped / name).exists():
             (root / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(shipped / name, root / name)
-    shutil.copytree(shipped / ".chainlit" / "translations", root / ".chainlit" / "translations",
-                    dirs_exist_ok=True)
+    for folder in UI_ROOT_FOLDERS:
+        shutil.copytree(shipped / folder, root / folder, dirs_exist_ok=True)
+    offline_frontend(root / OFFLINE_FRONTEND)
     return root.resolve()
+
+
+def offline_frontend(build: Path) -> Path:
+    """Chainlit's built page in `build` (its custom_build), the index without the links to other
+    hosts (OUTSIDE_LINK); its assets hard-linked where one file system allows it, else copied (Chainlit
+    serves an asset only from inside the build folder, a symlink's target is not). Found, not
+    imported: the core never imports Chainlit."""
+    spec = importlib.util.find_spec("chainlit")
+    if spec is None or spec.origin is None:
+        raise StartFailed(key="ui_missing")
+    dist = Path(spec.origin).parent / "frontend" / "dist"
+    wanted = {path.relative_to(dist) for path in dist.rglob("*")
+              if path.is_file() and path.suffix != ".map" and path.name != "index.html"}
+    for old in [path for path in build.rglob("*") if path.is_file()] if build.exists() else []:
+        if old.relative_to(build) not in wanted and old.name != "index.html":
+            old.unlink()  # a file of an earlier Chainlit's build
+    for name in wanted:
+        source, target = dist / name, build / name
+        if target.exists() and target.stat().st_size == source.stat().st_size:
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.unlink(missing_ok=True)
+        try:
+            os.link(source, target)
+        except OSError:
+            shutil.copyfile(source, target)
+    index = (dist / "index.html").read_text(encoding="utf-8")
+    (build / "index.html").write_text(OUTSIDE_LINK.sub("", index), encoding="utf-8")
+    return build
 
 
 def add_command(commands: argparse._SubParsersAction) -> None:

@@ -58,7 +58,8 @@ async def open_document(text: DocumentText, llm: Llm, settings: Settings, answer
                         ) -> OpenDocument:
     """Measure the text and fix how it is read: `strategy`, else the budget's default. Raises
     DocumentError when the strategy cannot read it with an answer of `answer_tokens`."""
-    budget = await measure(text, llm, settings.whole_document_threshold, on_progress)
+    budget = await measure(text, llm, settings.whole_document_threshold, on_progress,
+                           settings.document_max_tokens)
     return with_strategy(text, budget, strategy or budget.default(answer_tokens), answer_tokens, settings)
 
 

@@ -126,7 +126,8 @@ async def open_file(path: Path, name: str, shelf: Shelf, options: ReadOptions, l
     shelved, full = await read_through(shelf, path, name, options, on_loop(door.progress), door.reading)
     await door.read(shelved, full)
     budget = await measure_through(shelf, shelved, llm, settings.model,
-                                   settings.whole_document_threshold, door.progress)
+                                   settings.whole_document_threshold, door.progress,
+                                   max_tokens=settings.document_max_tokens)
     to = await sending(shelf, shelved, llm, settings.model, settings.base_url)
     strategy = await door.choose(name, budget, answer_tokens, to.before)
     doc = with_strategy(shelved.text, budget, strategy, answer_tokens, settings, KeptIds(shelf, shelved.key))
@@ -165,7 +166,8 @@ async def settle(documents: DocumentSet, found: Sequence[Shelved], shelf: Shelf,
     `found`: those of them read now, in order. Raises as open_file does."""
     text = documents.text()
     if not found:  # nothing here read through the shelf now: no entry to keep the set under
-        budget = await measure(text, llm, settings.whole_document_threshold, door.progress)
+        budget = await measure(text, llm, settings.whole_document_threshold, door.progress,
+                               settings.document_max_tokens)
         strategy = await door.choose(documents.name, budget, answer_tokens, None)
         return OpenedSet(documents, with_strategy(text, budget, strategy, answer_tokens, settings),
                          tuple(found))
@@ -176,7 +178,8 @@ async def settle(documents: DocumentSet, found: Sequence[Shelved], shelf: Shelf,
     # A set of one is that document, its own count and reads kept.
     of_set = text if len(documents.documents) > 1 else None
     budget = await measure_through(shelf, found[0], llm, settings.model,
-                                   settings.whole_document_threshold, door.progress, of_set)
+                                   settings.whole_document_threshold, door.progress, of_set,
+                                   settings.document_max_tokens)
     to = await sending(shelf, found[0], llm, settings.model, settings.base_url, of_set)
     strategy = await door.choose(documents.name, budget, answer_tokens, to.before)
     doc = with_strategy(text, budget, strategy, answer_tokens, settings, KeptIds(shelf, found[0].key))

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from glm1m.catalog import EN, Said, said
+from glm1m.documents.limits import check_tokens, pieces
 from glm1m.documents.pages import DocumentText, Kind
 from glm1m.errors import DocumentError
 from glm1m.llm import Llm
@@ -88,14 +89,18 @@ def counted(n: int, unit: str) -> Said:
 
 
 async def measure(doc: DocumentText, llm: Llm, threshold: int,
-                  on_progress: OnProgress = ignore) -> Budget:
+                  on_progress: OnProgress = ignore, max_tokens: int | None = None) -> Budget:
     """Count the document's tokens with the server's own tokenizer, a batch of pages (or
-    sections) per call."""
+    sections) per call, each call at most limits.PIECE_CHARS characters (a longer page is cut
+    for it). Raises LimitReached once the count passes `max_tokens` (None: counts it all)."""
     pages = [f"{page.marked()}\n\n" for page in doc.pages]
-    tokens = 0
-    for start in range(0, len(pages), TOKENIZE_PAGES_PER_CALL):
-        tokens += await llm.count_text_tokens("".join(pages[start:start + TOKENIZE_PAGES_PER_CALL]))
-        done = min(start + TOKENIZE_PAGES_PER_CALL, len(pages))
+    chars = sum(len(p) for p in pages)
+    tokens = counted_chars = 0
+    for piece, done in pieces(pages, most_texts=TOKENIZE_PAGES_PER_CALL):
+        tokens += await llm.count_text_tokens(piece)
+        counted_chars += len(piece)
+        if max_tokens is not None:
+            check_tokens(tokens, doc.name, max_tokens, counted_chars, chars)
         on_progress(Progress(Stage.COUNTING, done, len(pages), unit=doc.kind.unit))
-    return Budget(pages=len(doc.pages), tokens=tokens, chars=sum(len(p) for p in pages),
+    return Budget(pages=len(doc.pages), tokens=tokens, chars=chars,
                   max_model_len=await llm.max_model_len(), threshold=threshold, unit=doc.kind.unit)

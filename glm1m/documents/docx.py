@@ -19,6 +19,8 @@ import zipfile
 import zlib
 from pathlib import Path
 from xml.etree import ElementTree
+from xml.parsers import expat
+from xml.sax.saxutils import escape
 
 from glm1m.documents.ooxml import is_strict, transitional_xml
 
@@ -74,25 +76,63 @@ def docx_for_mupdf(path: Path) -> bytes | None:
                     copy.writestr(rels_of(part), EMPTY_RELS)
             return out.getvalue()
     except (KeyError, zipfile.BadZipFile, OSError, ValueError, EOFError, zlib.error,
-            ElementTree.ParseError):
+            ElementTree.ParseError, expat.ExpatError):
         return None
 
 
 def rows_as_paragraphs(document: bytes) -> bytes:
     """word/document.xml with every outermost table replaced by one paragraph per row (a table
-    inside a cell becomes that cell's text)."""
+    inside a cell becomes that cell's text).
+
+    Only the tables' bytes are replaced: everything else stays as written. ElementTree's own
+    serialisation renames every prefix (w: becomes ns0:) and drops declarations that only
+    mc:Ignorable names, and MuPDF 1.28 matches the prefixed names (w:pStyle), so a DOCX with a table
+    lost every heading (format-corpus's sample: 10 sections read as 1)."""
+    if document[:2] in (b"\xff\xfe", b"\xfe\xff") or b"\x00" in document[:4]:
+        return document  # UTF-16: the paragraphs written here are UTF-8; MuPDF lays the table out
+    spans, prefix = table_spans(document)
+    if not spans:
+        return document
     root = ElementTree.fromstring(document)
     parents = {child: parent for parent in root.iter() for child in parent}
     outermost = [t for t in root.iter(TABLE) if not has_table_above(t, parents)]
-    if not outermost:
+    if len(outermost) != len(spans):  # the two parsers disagree: leave the document as it is
         return document
-    for table in outermost:
-        parent = parents[table]
-        at = list(parent).index(table)
-        parent.remove(table)
-        for offset, row in enumerate(row_texts(table)):
-            parent.insert(at + offset, paragraph(row))
-    return ElementTree.tostring(root, encoding="utf-8", xml_declaration=True)
+    pieces: list[bytes] = []
+    at = 0
+    for (start, end), table in zip(spans, outermost, strict=True):
+        pieces += [document[at:start], b"".join(paragraph(row, prefix) for row in row_texts(table))]
+        at = end
+    return b"".join([*pieces, document[at:]])
+
+
+def table_spans(document: bytes) -> tuple[list[tuple[int, int]], str]:
+    """The byte ranges of the outermost w:tbl elements, in document order, and the prefix the
+    document gives the WordprocessingML namespace ("w:", or "" where it is the default)."""
+    parser = expat.ParserCreate(namespace_separator=" ")
+    parser.namespace_prefixes = True
+    spans: list[tuple[int, int]] = []
+    opened: list[int] = []
+    prefix = ["w:"]
+
+    def start(name: str, _attributes: object) -> None:
+        uri, _, rest = name.partition(" ")
+        local, _, given = rest.partition(" ")
+        if uri == W[1:-1] and local == "tbl":
+            opened.append(parser.CurrentByteIndex)
+            prefix[0] = f"{given}:" if given else ""
+
+    def end(name: str) -> None:
+        uri, _, rest = name.partition(" ")
+        if uri == W[1:-1] and rest.partition(" ")[0] == "tbl":
+            began = opened.pop()
+            if not opened:
+                spans.append((began, document.index(b">", parser.CurrentByteIndex) + 1))
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    parser.Parse(document, True)
+    return spans, prefix[0]
 
 
 def has_table_above(element: ElementTree.Element, parents: dict) -> bool:
@@ -150,9 +190,7 @@ def cell_text(cell: ElementTree.Element) -> str:
     return PARAGRAPH_SEPARATOR.join(text for text in texts if text)
 
 
-def paragraph(text: str) -> ElementTree.Element:
-    p = ElementTree.Element(PARAGRAPH)
-    t = ElementTree.SubElement(ElementTree.SubElement(p, RUN), TEXT)
-    t.text = text
-    t.set("{http://www.w3.org/XML/1998/namespace}space", "preserve")
-    return p
+def paragraph(text: str, prefix: str) -> bytes:
+    """One paragraph of `text`, its elements named with the document's own prefix."""
+    p, r, t = (f"{prefix}{tag}" for tag in ("p", "r", "t"))
+    return f'<{p}><{r}><{t} xml:space="preserve">{escape(text)}</{t}></{r}></{p}>'.encode()

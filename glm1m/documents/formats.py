@@ -10,9 +10,11 @@ from __future__ import annotations
 import asyncio
 import threading
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path, PurePosixPath
 
 from glm1m.catalog import Said, said
+from glm1m.documents.limits import check_unpacked
 from glm1m.documents.ocr import OcrOptions
 from glm1m.documents.pages import DocumentText, Kind
 from glm1m.errors import DocumentError
@@ -46,6 +48,7 @@ FORMATS = (
 
 # The registry by suffix: what read_document, the upload checks and the upload sorting look up.
 BY_SUFFIX: dict[str, Format] = {suffix: f for f in FORMATS for suffix in f.suffixes}
+BY_FILETYPE: dict[str, Format] = {f.filetype: f for f in FORMATS}
 
 
 def format_of(filename: str) -> Format | None:
@@ -66,14 +69,20 @@ class ReadOptions:
     max_mb: float = 200
     max_pages: int = 5000
     ocr: OcrOptions = OcrOptions()
-    # A zipped format past this, by its zip directory, is refused before MuPDF unpacks any of it:
-    # a zip bomb (a few KB that unpack to gigabytes) would otherwise fill the memory. A 200 MB
-    # DOCX of text unpacks to about ten times that at most; pictures barely unpack at all.
-    max_unpacked_mb: float = 2000
+    # The limits of limits.py, as Settings' defaults: a zipped format past these, by its zip
+    # directory, is refused before MuPDF unpacks any of it (a zip bomb would fill the memory);
+    # a reflowing one laid out to more A4 pages, before its text is read; a user with as many
+    # documents being read, before this one is.
+    max_unpacked_mb: float = 300
+    max_unpack_ratio: float = 100
+    max_reflow_pages: int = 5000
+    reads_per_user: int = 2
 
     @classmethod
     def of(cls, settings: Settings, ocr: str | None = None) -> ReadOptions:
-        return cls(settings.pdf_max_mb, settings.pdf_max_pages, OcrOptions.of(settings, ocr))
+        return cls(settings.pdf_max_mb, settings.pdf_max_pages, OcrOptions.of(settings, ocr),
+                   settings.document_max_unpacked_mb, settings.document_max_unpack_ratio,
+                   settings.reflow_max_pages, settings.reads_per_user)
 
 
 MB = 1024 * 1024
@@ -88,8 +97,9 @@ def read_document(path: Path, options: ReadOptions = ReadOptions(), name: str | 
     found = format_of(name)
     if found is None:
         raise DocumentError(key="doc_not_a_document", name=name, formats=named())
+    found = by_content(path, found)
     if found.filetype in ZIPPED:
-        check_zip(path, name, found, options)
+        check_unpacked(path, name, found.name, options.max_unpacked_mb, options.max_unpack_ratio)
     if found.reader == "paged":
         from glm1m.documents.pdf import PdfLimits, extract
 
@@ -104,7 +114,32 @@ def read_document(path: Path, options: ReadOptions = ReadOptions(), name: str | 
     from glm1m.documents.reflow import read_reflowing
 
     # In a process of its own: MuPDF's layout cannot be stopped otherwise (isolated.py says why).
-    return read_isolated(read_reflowing, (path, found.filetype, name), name, on_progress, stop)
+    reader = partial(read_reflowing, max_pages=options.max_reflow_pages)
+    return read_isolated(reader, (path, found.filetype, name), name, on_progress, stop)
+
+
+def by_content(path: Path, named_as: Format) -> Format:
+    """The format the bytes say, where they say PDF, DOCX or EPUB and the name another: a PDF
+    renamed .docx was laid out by MuPDF as a reflowing document (82 sections instead of its 117
+    pages, every citation a section), and a DOCX renamed .pdf was refused as no PDF. Any other
+    disagreement is left to the reader of the named format, which says what it finds."""
+    import zipfile
+
+    try:
+        with path.open("rb") as file:
+            head = file.read(1024)
+        if b"%PDF-" in head:  # readers take junk before the header within the first 1 KB
+            return BY_FILETYPE["pdf"] if named_as.filetype not in ("pdf", "xps") else named_as
+        if head.startswith(b"PK") and named_as.filetype in ("pdf", "docx", "epub"):
+            with zipfile.ZipFile(path) as archive:
+                parts = set(archive.namelist())
+            if "word/document.xml" in parts:
+                return BY_FILETYPE["docx"]
+            if "META-INF/container.xml" in parts:
+                return BY_FILETYPE["epub"]
+    except (OSError, zipfile.BadZipFile, ValueError):
+        pass  # the named format's reader says what is wrong with it
+    return named_as
 
 
 def check_size(path: Path, name: str, found: Format, options: ReadOptions) -> None:
@@ -113,19 +148,6 @@ def check_size(path: Path, name: str, found: Format, options: ReadOptions) -> No
         raise DocumentError(key="doc_empty", name=name)
     if size > options.max_mb * MB:
         raise DocumentError(key="doc_too_large", name=name, mb=size / MB, limit=options.max_mb)
-
-
-def check_zip(path: Path, name: str, found: Format, options: ReadOptions) -> None:
-    import zipfile
-
-    try:
-        with zipfile.ZipFile(path) as archive:
-            unpacked = sum(info.file_size for info in archive.infolist())
-    except (zipfile.BadZipFile, OSError, ValueError):
-        return  # not a zip: MuPDF says it cannot open it, with the sentence for that
-    if unpacked > options.max_unpacked_mb * MB:
-        raise DocumentError(key="doc_unpacks_too_large", name=name, mb=unpacked / MB,
-                            limit=options.max_unpacked_mb, kind=found.name)
 
 
 async def read_document_async(path: Path, options: ReadOptions = ReadOptions(),

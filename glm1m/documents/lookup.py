@@ -24,10 +24,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 from xml.sax.saxutils import unescape
 
-from glm1m.catalog import render
+from glm1m.catalog import EN, Said, render, said
 from glm1m.chat import close_now
 from glm1m.documents.pages import DocumentText, Page
 from glm1m.llm import ChatParams, CutAtLimit, Llm
+from glm1m.progress import unit_said
 from glm1m.tool_calls import ToolCall
 
 FIND, READ = "find_passages", "read_location"
@@ -70,6 +71,9 @@ class Lookup:
     asked: str  # the words, or the location
     result: str  # what the model reads back
     found: tuple[str, ...]  # the markers of the locations it returned: "p. 3", "B § 2"
+    # Where nothing was read: the sentence that says why, which `result` is in English (the
+    # model's language here, as SYSTEM's), for a door to show in its reader's language.
+    note: Said | None = None
 
     def words(self, lang: str) -> str:
         """What both doors show: "Find: licence → found B § 2, A p. 2"; "阅读：p. 9 → 未找到"."""
@@ -78,6 +82,15 @@ class Lookup:
         found = (render(lang, "lookup_found", places=list(self.found)) if self.found
                  else render(lang, "lookup_none"))
         return f"{asked} → {found}"
+
+    def shown(self, lang: str) -> str:
+        """What a door shows opened: the documents' text as read, or the note in `lang`."""
+        return self.note.render(lang) if self.note is not None else self.result
+
+
+def noted(tool: str, asked: str, note: Said) -> Lookup:
+    """A lookup that read nothing: the model gets the note in English, a door in its language."""
+    return Lookup(tool, asked, note.render(EN), (), note)
 
 
 OnLookup = Callable[[Lookup], Awaitable[None]]
@@ -89,14 +102,27 @@ async def nothing(lookup: Lookup) -> None:
 
 def contents(text: DocumentText) -> str:
     """What the model is told instead of the text: each document, its locations and their span."""
+    return listed(text).render(EN)
+
+
+@dataclass(frozen=True)
+class Lines(Said):
+    """Sentences one to a line, itself a sentence (a field of another) in either language."""
+
+    def render(self, lang: str) -> str:
+        return "\n".join(line.render(lang) for line in self.fields["lines"])
+
+
+def listed(text: DocumentText) -> Said:
+    """`contents` in either language: "- A a.md: 3 sections (A § 1–3)"; "- A a.md：3 节（A § 1–3）"."""
     lines = []
     for label, name, pages in members(text):
         first, last = pages[0], pages[-1]
-        span = first.kind.span(first.number, last.number)
         mark = f"{label} " if label else ""
-        unit = first.kind.unit if len(pages) != 1 else first.kind.unit.removesuffix("s")
-        lines.append(f"- {mark}{name}: {len(pages):,} {unit} ({mark}{span})")
-    return "\n".join(lines)
+        lines.append(said("lookup_member", mark=mark, name=name, count=len(pages),
+                          unit=unit_said(first.kind.unit, len(pages)),
+                          span=first.kind.span(first.number, last.number)))
+    return Lines("lookup_lines", {"lines": lines})
 
 
 def members(text: DocumentText) -> list[tuple[str, str, list[Page]]]:
@@ -128,7 +154,7 @@ def find(text: DocumentText, words: str, limits: Limits) -> Lookup:
     terms = [w for w in dict.fromkeys(words.casefold().split()) if w]
     best = ranked(text, terms, limits.passages) or ranked(text, pairs(terms), limits.passages)
     if not best:
-        return Lookup(FIND, words, f"No location holds any of: {words}", ())
+        return noted(FIND, words, said("lookup_no_words", words=words))
     passages, found = [], []
     for _, _, index, held in best:
         page = text.pages[index]
@@ -176,16 +202,14 @@ def read(text: DocumentText, location: str, limits: Limits) -> Lookup:
     match = location_of(location)
     labels = [label for label, _, _ in members(text)]
     if match is None:
-        return Lookup(READ, location, f"'{location}' is not a location; write it as its marker is, "
-                                      f"e.g. '{example(text)}'.", ())
+        return noted(READ, location, said("lookup_not_location", location=location, example=example(text)))
     label, number = match.group(1) or "", int(match.group(2))
     if not label and len(labels) > 1:
-        return Lookup(READ, location, f"Say which document: {', '.join(labels)} (e.g. "
-                                      f"'{example(text)}').", ())
+        return noted(READ, location, said("lookup_which", labels=", ".join(labels), example=example(text)))
     label = label if len(labels) > 1 else labels[0]
     page = next((p for p in text.pages if p.doc == label and p.number == number), None)
     if page is None:
-        return Lookup(READ, location, f"There is no {location}. The documents hold:\n{contents(text)}", ())
+        return noted(READ, location, said("lookup_no_location", location=location, contents=listed(text)))
     return Lookup(READ, location, cut(plain(page).marked(), limits.chars), (page.label,))
 
 
@@ -209,8 +233,8 @@ def carry_out(text: DocumentText, call: ToolCall, limits: Limits) -> Lookup:
         return find(text, arguments["words"], limits)
     if call.name == READ and isinstance(arguments, dict) and isinstance(arguments.get("location"), str):
         return read(text, arguments["location"], limits)
-    return Lookup(call.name, call.arguments, f"Call {FIND} with {{\"words\": \"...\"}} or {READ} with "
-                                             f"{{\"location\": \"{example(text)}\"}}.", ())
+    return noted(call.name, call.arguments,
+                 said("lookup_bad_call", find=FIND, read=READ, example=example(text)))
 
 
 def first_call(text: DocumentText) -> str:

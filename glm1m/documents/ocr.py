@@ -24,6 +24,7 @@ from pathlib import Path
 from threading import Event
 
 from glm1m.catalog import Said, said
+from glm1m.documents.limits import check_ocr_pages
 from glm1m.errors import DocumentError
 from glm1m.progress import OnProgress, Progress, Stage, ignore
 from glm1m.settings import Settings
@@ -58,11 +59,12 @@ class OcrOptions:
     dpi: int = 150
     workers: int = 0  # 0: one per core this process may use
     tessdata: Path | None = None  # None: what PyMuPDF finds (TESSDATA_PREFIX, else `tesseract`)
+    max_pages: int = 1000  # a document with more pages to OCR is refused before any is read
 
     @classmethod
     def of(cls, settings: Settings, mode: OcrMode | str | None = None) -> OcrOptions:
         return cls(OcrMode(mode or settings.ocr), settings.ocr_languages, settings.ocr_dpi,
-                   settings.ocr_workers, settings.ocr_tessdata)
+                   settings.ocr_workers, settings.ocr_tessdata, settings.ocr_max_pages)
 
     def worker_count(self, pages: int) -> int:
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
@@ -103,11 +105,15 @@ def tessdata_dir(options: OcrOptions) -> Path:
 def ocr_pages(path: Path, filetype: str, indices: Sequence[int], options: OcrOptions, name: str,
               on_progress: OnProgress = ignore, stop: Event | None = None) -> dict[int, str]:
     """The OCR text of each page in `indices` (0-based), by index. on_progress runs in this thread
-    after each page. Raises DocumentError when Tesseract is missing or a page cannot be read; a
+    after each page. Raises DocumentError when Tesseract is missing or a page cannot be read, and
+    LimitReached, before any page is read, for more pages than options.max_pages; a
     KeyboardInterrupt goes on up once the workers are gone. When `stop` is set, returns what was
     read so far (the caller checks `stop`)."""
     if not indices:
         return {}
+    # Refused whole, not cut to its first pages: an answer about a book read in part would be
+    # an answer about its beginning, after minutes of OCR (limits.py).
+    check_ocr_pages(len(indices), name, options.max_pages)
     with tempfile.TemporaryDirectory(prefix="glm1m-ocr-") as logs:
         job = Job(str(path), filetype, options.languages, options.dpi, str(tessdata_dir(options)),
                   logs)

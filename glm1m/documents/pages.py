@@ -232,3 +232,39 @@ def cited_pages(answer: str, page_count: int, kind: Kind = Kind.PAGE) -> list[in
                 if 1 <= number <= page_count and number not in pages:
                     pages.append(number)
     return pages
+
+
+# A document's locations as saved (a chat's open document, store.py, and the shelf's text files):
+# 2: each location is [number, text, kind, heading, span] (sections of reflowing formats);
+# 1: [number, text], pages only — still read, so chats saved before reopen the same.
+FORMAT = 2
+READ_FORMATS = (1, 2)
+
+
+def text_body(text: DocumentText) -> dict:
+    """A document's locations as saved (a chat's open document and the shelf keep this one form);
+    `lost` and `pages_found` only when a damaged file had them."""
+    body = {"format": FORMAT, "name": text.name, "page_count": text.page_count,
+            "pages": [[p.number, p.text, p.kind.value, p.heading, p.span] for p in text.pages]}
+    if text.lost:
+        body["lost"] = list(text.lost)
+    if text.pages_found:
+        body["pages_found"] = True
+    return body
+
+
+def text_of(body: dict) -> DocumentText:
+    """text_body's inverse. Raises KeyError, TypeError or ValueError for a body it did not write."""
+    if body["format"] not in READ_FORMATS:
+        raise ValueError(f"format {body['format']}")
+    return DocumentText(str(body["name"]), tuple(location(entry) for entry in body["pages"]),
+                        int(body["page_count"]), tuple(int(n) for n in body.get("lost", ())),
+                        bool(body.get("pages_found", False)))
+
+
+def location(entry: list) -> Page:
+    """A page or section as saved: [number, text] (format 1) or [number, text, kind, heading, span]."""
+    if len(entry) == 2:
+        return Page(int(entry[0]), str(entry[1]))
+    number, text, kind, heading, span = entry
+    return Page(int(number), str(text), Kind(kind), str(heading), str(span))

@@ -14,6 +14,7 @@ from threading import Event
 import pymupdf
 
 from glm1m.catalog import said
+from glm1m.documents.garble import is_garbled
 from glm1m.documents.ocr import OcrMode, OcrOptions, ocr_pages
 from glm1m.documents.pages import DocumentText, Page, spans
 from glm1m.documents.vertical import page_text
@@ -72,18 +73,25 @@ def extract(path: Path, limits: PdfLimits = PdfLimits(), name: str | None = None
         pages: list[Page] = []
         lost: list[int] = []
         started = Progress(Stage.READING, 0, total, unit="pages")
+        garbled: list[int] = []  # pages whose text layer is a font's glyph numbers (garble.py)
         for index in range(total):
-            text = read_page(doc, index)
-            if text is None or (doc.is_pdf and doc.is_repaired and lost_in_repair(doc, index)):
+            raw = read_page(doc, index)
+            if raw is None or (doc.is_pdf and doc.is_repaired and lost_in_repair(doc, index)):
                 lost.append(index + 1)
-            pages.append(Page(index + 1, text or ""))
+            elif is_garbled(raw):
+                garbled.append(index)
+                raw = ""  # never passed on as text: read like a scan, or refused below
+            pages.append(Page(index + 1, normalise(raw or "")))
             on_progress(replace(started, done=index + 1))
         readable = [index for index in range(total) if index + 1 not in lost]
         empty = [index for index in readable if not pages[index].text.strip()]
         if ocr.mode is OcrMode.ALWAYS:
             scanned = readable
         elif ocr.mode is OcrMode.AUTO:  # only pages that show something: a blank page costs no OCR
-            scanned = [index for index in empty if shows_something(doc, index)]
+            scanned = [index for index in empty if index in garbled or shows_something(doc, index)]
+        elif garbled:
+            raise DocumentError(key="doc_garbled", name=name, count=len(garbled),
+                                pages=spans(tuple(index + 1 for index in garbled)))
         else:
             scanned = []
         # For the sentence about a document without text: whether it shows anything at all.
@@ -205,11 +213,12 @@ def pages_rebuilt(doc: pymupdf.Document) -> pymupdf.Document | None:
 
 
 def read_page(doc: pymupdf.Document, index: int) -> str | None:
-    """The page's text; None when MuPDF cannot read it (a loop in the page tree, a broken
-    object): the caller names it among the pages lost."""
+    """The page's text as MuPDF gives it (control characters in: garble.py reads them); None
+    when MuPDF cannot read it (a loop in the page tree, a broken object): the caller names it
+    among the pages lost."""
     # The Page object goes out of scope here, so MuPDF can free it before the next one loads.
     try:
-        return normalise(page_text(doc.load_page(index)))
+        return page_text(doc.load_page(index))
     except MUPDF_ERRORS:
         return None
 

@@ -19,7 +19,6 @@ question as chat, as before: a question never fails for want of ids.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 from array import array
 from collections.abc import AsyncIterator, Sequence
@@ -89,7 +88,7 @@ class KeptIds:
             return self._latest[1]
         if self.shelf is None or self.key is None:
             return None
-        data = await asyncio.to_thread(self.shelf.ids, self.key, name)
+        data = await self.shelf.aio.ids(self.key, name)
         found = Prefix.of(data) if data is not None else None
         if found is not None:
             self._latest = (name, found)
@@ -98,7 +97,7 @@ class KeptIds:
     async def keep(self, name: str, prefix: Prefix) -> None:
         self._latest = (name, prefix)
         if self.shelf is not None and self.key is not None:
-            await asyncio.to_thread(self.shelf.keep_ids, self.key, name, prefix.data())
+            await self.shelf.aio.keep_ids(self.key, name, prefix.data())
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pymupdf
 
+from glm1m.documents.limits import check_laid_out
 from glm1m.documents.pages import DocumentText
 from glm1m.documents.pdf import MUPDF_ERRORS, damaged, normalise
 from glm1m.documents.sections import Block, document
@@ -26,6 +27,12 @@ HEADING_SLACK = 1.0  # points: an outline target sits at or above its heading's 
 LOOKAHEAD_BLOCKS = 4
 LOOKAHEAD_PT = 72
 WORDS = re.compile(r"\W+")
+# MuPDF lays preformatted text out as written, one line however long, and what runs past the
+# page's right edge is never drawn, so get_text lost it: an HTML <pre> line of 479 characters
+# ended after ~88 (issue 33). Wrapped, the line is kept whole over several lines; !important
+# because a page's own rule (pre.x { white-space: pre }) outranks a plain user rule. A single
+# word wider than the page is still cut: MuPDF 1.28 breaks no word, in <pre> or <p>.
+KEEP_LONG_LINES = ("pre, pre *, xmp, listing, plaintext { white-space: pre-wrap !important }")
 
 
 @dataclass(frozen=True)
@@ -116,12 +123,14 @@ def open_document(path: Path, filetype: str) -> pymupdf.Document:
     return pymupdf.open(stream=ready, filetype=filetype)
 
 
-def read_reflowing(path: Path, filetype: str, name: str, on_progress: OnProgress = ignore
-                   ) -> DocumentText:
+def read_reflowing(path: Path, filetype: str, name: str, on_progress: OnProgress = ignore,
+                   max_pages: int | None = None) -> DocumentText:
     """The document in sections. Raises DocumentError for a file MuPDF cannot open as
-    `filetype`, a protected one, or one without text."""
+    `filetype`, a protected one, or one without text; LimitReached, before its text is read, for
+    one laid out to more than `max_pages` A4 pages (None: any length)."""
     from glm1m.encoding import html_as_utf8  # MuPDF reads HTML as UTF-8, whatever it declares
 
+    pymupdf.mupdf.fz_set_user_css(KEEP_LONG_LINES)
     try:
         doc = (pymupdf.open(stream=html_as_utf8(path, name, DocumentError), filetype=filetype)
                if filetype == "html" else open_document(path, filetype))
@@ -132,9 +141,33 @@ def read_reflowing(path: Path, filetype: str, name: str, on_progress: OnProgress
             raise DocumentError(key="doc_drm", name=name)
         try:
             doc.layout(width=LAYOUT_WIDTH, height=LAYOUT_HEIGHT)
+            check_laid_out(doc.page_count, name, filetype, max_pages)  # limits.py: before the text
             text = document(name, blocks(doc, name, on_progress))
         except MUPDF_ERRORS as error:
             raise damaged(name) from error
     if not text.pages:
-        raise DocumentError(key="doc_images_only", name=name)
+        raise DocumentError(key="doc_images_only" if holds_images(path) else "doc_no_content", name=name)
     return text
+
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".tif", ".tiff", ".emf", ".wmf", ".svg",
+                  ".webp", ".jxr", ".jp2")
+
+
+def holds_images(path: Path) -> bool:
+    """Whether a document without text holds pictures (which OCR could read once the document
+    is a PDF): an image part in a DOCX or EPUB (not the preview Word saves in docProps/), an
+    <img> in HTML, a <binary> in FB2. Without one, advice to export it for OCR sends the user
+    nowhere (python-docx's empty test files)."""
+    import zipfile
+
+    try:
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as archive:
+                return any(name.lower().endswith(IMAGE_SUFFIXES) and not name.startswith("docProps/")
+                           for name in archive.namelist())  # docProps/thumbnail.jpeg: Word's preview
+        with path.open("rb") as file:
+            head = file.read(64 * 1024 * 1024).lower()
+    except (OSError, zipfile.BadZipFile):
+        return True  # cannot tell: keep the advice that covers pictures
+    return b"<img" in head or b"<binary" in head or b"<image" in head

@@ -1,28 +1,30 @@
 """The shelf: each user's documents, read once. A document attached anywhere (the page, the CLI) is
-kept by its content's SHA-256 with its locations (store.py's form), the name it came with, when it
-was added, and its token count per served model, so the same bytes attached again (another chat,
-another name) start at once: no reading, no OCR, no /tokenize.
+kept by its content's SHA-256 with its locations (pages.text_body's form), the name it came with,
+when it was added, and its token count per served model, so the same bytes attached again (another
+chat, another name) start at once: no reading, no OCR, no /tokenize.
 
-On disk, per user (`DATA_DIR/shelf/<user folder>/`), one folder per document:
-`<sha256>/meta.json` (name, added, size, and per way of reading: its text file, locations and
-counts, and when it was last sent whole to which server, answered: server_key) and
-`<sha256>/<read digest>.json` (the text), and `<sha256>/<read digest>.<name>.ids` (token ids of
+On disk, per user: the metadata in a SQLite database (shelf_db.py: documents, their ways of
+reading, and the notes on each read: counts, and when it was last sent whole to which server,
+answered: server_key), and the big things as files in the user's folder, one folder per document:
+`<sha256>/<read digest>.json` (the text) and `<sha256>/<read digest>.<name>.ids` (token ids of
 its whole-document prompt: documents/prompt_ids.py names and writes them). A set of documents
-asked together keeps its count and reads in the meta.json of one of them, under "sets" of that
-read (and its prompt's ids beside that read's). A way of reading is the
-format and, for paged formats, the OCR mode, languages and resolution: they change the text, so
-another choice reads again. A count is kept per served model name and served context: the Llm
-interface names no tokenizer, and a server serving the same name with another context is another
-deployment (the demo model and the real one share the name), so a wrong count is never reused;
-asking /v1/models for the context costs milliseconds, counting a 1M-token document seconds.
+asked together keeps its count and reads under one of them (`of_set`), and its prompt's ids
+beside that read's. A way of reading is the format and, for paged formats, the OCR mode,
+languages and resolution: they change the text, so another choice reads again. A count is kept
+per served model name and served context: the Llm interface names no tokenizer, and a server
+serving the same name with another context is another deployment (the demo model and the real one
+share the name), so a wrong count is never reused; asking /v1/models for the context costs
+milliseconds, counting a 1M-token document seconds.
 
-Anything damaged (unparsable, missing) is a miss: the document is read again and its entry written
-anew. Writes are whole or nothing (files.write_whole); two processes adding the same document both
-write the same content.
+Each noting is one transaction: two chats noting facts about one document at once both keep
+theirs. A text file damaged or missing is a miss: the document is read again and kept anew. The
+methods block (SQLite, files): async code calls them through `shelf.aio` (AsyncShelf), which hops
+to a worker thread in this one place.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import shutil
@@ -31,12 +33,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from glm1m.catalog import said
-from glm1m.documents.pages import DocumentText
-from glm1m.documents.store import text_body, text_of
+from glm1m.documents.pages import DocumentText, text_body, text_of
+from glm1m.documents.shelf_db import connected, db_path
 from glm1m.errors import DocumentError
 from glm1m.files import write_whole
 
-FORMAT = 1
 OPEN_SHELF = "_open"  # the one shelf while login is off (a user's folder is a hex hash)
 MB = 1_000_000
 
@@ -46,7 +47,7 @@ class ShelfFull(DocumentError):
 
 
 class NotOnShelf(DocumentError):
-    """`shelf rm` named nothing (or too much) on the shelf."""
+    """`shelf rm` named nothing (or too much) on the shelf: shelf_not_found, shelf_ambiguous."""
 
 
 @dataclass(frozen=True)
@@ -114,79 +115,98 @@ class Shelf:
         folder = OPEN_SHELF if user is None else hashlib.sha256(user.encode()).hexdigest()[:32]
         return cls(data_dir / "shelf" / folder, int(max_mb * MB), user)
 
+    @property
+    def aio(self) -> AsyncShelf:
+        """This shelf for async code: the same methods, awaited."""
+        return AsyncShelf(self)
+
     # --- reading through the shelf ---
     def find(self, key: ShelfKey, name: str) -> Shelved | None:
         """The kept text of this read of these bytes, renamed `name`; None when there is none or it
         is damaged (then it is read and kept again)."""
-        meta = self._meta(key.sha256)
-        read = meta.get("reads", {}).get(key.read) if meta else None
-        if not isinstance(read, dict) or meta is None:
+        if not self._exists():
+            return None
+        with connected(self.root) as db:
+            row = db.execute("SELECT d.added, r.file FROM documents d JOIN reads r USING (sha256) "
+                             "WHERE sha256 = ? AND r.read = ?", (key.sha256, key.read)).fetchone()
+        if row is None:
             return None
         try:
-            body = json.loads((self.root / key.sha256 / read["file"]).read_text(encoding="utf-8"))
-            text = text_of(body)
-            return Shelved(key, replace(text, name=name), float(meta["added"]), hit=True)
+            body = json.loads((self.root / key.sha256 / row[1]).read_text(encoding="utf-8"))
+            return Shelved(key, replace(text_of(body), name=name), float(row[0]), hit=True)
         except (OSError, KeyError, TypeError, ValueError):
             return None
 
     def latest(self, sha256: str) -> Shelved | None:
         """The document kept under `sha256` as last read, under the name it was first attached
         with (the page adds a shelf document to a chat by it); None when there is none."""
-        meta = self._meta(sha256)
-        try:
-            key = ShelfKey(sha256, str(meta["latest"]), int(meta["size"])) if meta else None
-        except (KeyError, TypeError, ValueError):
+        if not self._exists():
             return None
-        return self.find(key, str(meta["name"])) if key is not None and meta else None
+        with connected(self.root) as db:
+            row = db.execute("SELECT name, latest, size FROM documents WHERE sha256 = ?",
+                             (sha256,)).fetchone()
+        if row is None or row[1] is None:
+            return None
+        return self.find(ShelfKey(sha256, row[1], row[2]), row[0])
 
     def keep(self, key: ShelfKey, name: str, text: DocumentText) -> Shelved:
-        """Keep a text just read. Raises ShelfFull (nothing written) past the cap."""
+        """Keep a text just read (its earlier notes, if it was kept before, start anew). Raises
+        ShelfFull (nothing written) past the cap."""
         body = json.dumps(text_body(text), ensure_ascii=False).encode("utf-8")
-        folder = self.root / key.sha256
-        previous = self._meta(key.sha256)
-        meta = previous or {"format": FORMAT, "sha256": key.sha256, "name": name,
-                            "added": time.time(), "size": key.size, "reads": {}}
-        used = self.used_bytes() - _bytes_of(folder / f"{key.read_digest}.json")
+        file = f"{key.read_digest}.json"
+        used = self.used_bytes() - _bytes_of(self.root / key.sha256 / file)
         if used + len(body) > self.max_bytes:
             raise self._full(name, len(body), used)
-        write_whole(folder / f"{key.read_digest}.json", body)
-        meta.setdefault("reads", {})[key.read] = {"file": f"{key.read_digest}.json",
-                                                  "locations": len(text.pages),
-                                                  "unit": text.kind.unit, "counts": {}}
-        meta["latest"] = key.read
-        self._write_meta(key.sha256, meta)
-        return Shelved(key, text, float(meta["added"]), hit=False)
+        write_whole(self.root / key.sha256 / file, body)
+        with connected(self.root, write=True) as db:
+            db.execute("INSERT INTO documents VALUES (?, ?, ?, ?, ?) ON CONFLICT (sha256) "
+                       "DO UPDATE SET latest = excluded.latest",
+                       (key.sha256, name, time.time(), key.size, key.read))
+            for table in ("counts", "sent"):
+                db.execute(f"DELETE FROM {table} WHERE sha256 = ? AND read = ?", (key.sha256, key.read))
+            db.execute("INSERT OR REPLACE INTO reads VALUES (?, ?, ?, ?, ?)",
+                       (key.sha256, key.read, file, len(text.pages), text.kind.unit))
+            added = db.execute("SELECT added FROM documents WHERE sha256 = ?", (key.sha256,)).fetchone()
+        return Shelved(key, text, float(added[0]), hit=False)
 
     def count(self, key: ShelfKey, counted_as: str, of_set: str | None = None) -> tuple[int, int] | None:
         """(tokens, chars) of this read as counted for `counted_as` (count_key), if kept.
         `of_set`: of the set of documents so named (through_shelf.set_name) kept under this read."""
-        try:
-            found = _part(self._meta(key.sha256), key, of_set)["counts"][counted_as]
-            return (int(found["tokens"]), int(found["chars"])) if found else None
-        except (KeyError, TypeError, ValueError):
+        if not self._exists():
             return None
+        with connected(self.root) as db:
+            row = db.execute("SELECT tokens, chars FROM counts WHERE sha256 = ? AND read = ? AND "
+                             "of_set = ? AND counted_as = ?",
+                             (key.sha256, key.read, of_set or "", counted_as)).fetchone()
+        return (int(row[0]), int(row[1])) if row is not None else None
 
     def sent_at(self, key: ShelfKey, server: str, of_set: str | None = None) -> float | None:
         """When this read (or its set `of_set`) was last sent whole to `server` (server_key) and
         answered, if ever."""
-        try:
-            found = _part(self._meta(key.sha256), key, of_set).get("sent", {}).get(server)
-            return float(found) if found is not None else None
-        except (AttributeError, KeyError, TypeError, ValueError):
+        if not self._exists():
             return None
+        with connected(self.root) as db:
+            row = db.execute("SELECT at FROM sent WHERE sha256 = ? AND read = ? AND of_set = ? AND "
+                             "server = ?", (key.sha256, key.read, of_set or "", server)).fetchone()
+        return float(row[0]) if row is not None else None
 
     def keep_sent(self, key: ShelfKey, server: str, when: float, of_set: str | None = None) -> None:
-        self._keep_in(key, of_set, "sent", server, when)
+        self._note("sent", "at = excluded.at", key, of_set, server, when)
 
-    def _keep_in(self, key: ShelfKey, of_set: str | None, kind: str, name: str, value: object) -> None:
-        """Note `value` as `name` in this read's (or its set's) `kind` ("counts", "sent")."""
-        meta = self._meta(key.sha256)
-        try:
-            part = _part(meta, key, of_set, make=True)
-        except (AttributeError, KeyError, TypeError):
-            return  # removed meanwhile (or never kept: the shelf was full)
-        part.setdefault(kind, {})[name] = value
-        self._write_meta(key.sha256, meta)  # type: ignore[arg-type]  # _part raised on None
+    def keep_count(self, key: ShelfKey, counted_as: str, tokens: int, chars: int,
+                   of_set: str | None = None) -> None:
+        self._note("counts", "tokens = excluded.tokens, chars = excluded.chars", key, of_set,
+                   counted_as, tokens, chars)
+
+    def _note(self, table: str, update: str, key: ShelfKey, of_set: str | None, *values: object) -> None:
+        """One note on this read (or its set `of_set`), one statement: nothing else's note is
+        lost. None when the read is not kept (removed meanwhile, or the shelf was full)."""
+        row = (key.sha256, key.read, of_set or "", *values)
+        marks = ", ".join("?" * len(row))
+        with connected(self.root, write=True) as db:
+            db.execute(f"INSERT INTO {table} SELECT {marks} WHERE EXISTS (SELECT 1 FROM reads "
+                       f"WHERE sha256 = ? AND read = ?) ON CONFLICT DO UPDATE SET {update}",
+                       (*row, key.sha256, key.read))
 
     def ids(self, key: ShelfKey, name: str) -> bytes | None:
         """The token ids kept for this read under `name` (a hex digest), if any."""
@@ -200,36 +220,39 @@ class Shelf:
         document is not (removed meanwhile, or the shelf was full) or they would pass the cap:
         they are made again then, for a /tokenize's seconds."""
         path = self._ids_path(key, name)
-        if self._meta(key.sha256) is None or self.used_bytes() - _bytes_of(path) + len(data) > self.max_bytes:
+        if self.used_bytes() - _bytes_of(path) + len(data) > self.max_bytes or not self._exists():
             return
-        write_whole(path, data)
+        with connected(self.root) as db:
+            kept = db.execute("SELECT 1 FROM documents WHERE sha256 = ?", (key.sha256,)).fetchone()
+        if kept is not None:
+            write_whole(path, data)
 
     def _ids_path(self, key: ShelfKey, name: str) -> Path:
         if not name.isalnum():  # a name never becomes a path of its own
             raise ValueError(name)
         return self.root / key.sha256 / f"{key.read_digest}.{name}.ids"
 
-    def keep_count(self, key: ShelfKey, counted_as: str, tokens: int, chars: int,
-                   of_set: str | None = None) -> None:
-        self._keep_in(key, of_set, "counts", counted_as, {"tokens": tokens, "chars": chars})
-
     # --- managing it ---
     def entries(self) -> list[Entry]:
-        """Every document on the shelf, latest added first; damaged ones as "(damaged)"."""
+        """Every document on the shelf, latest added first; a folder the database does not know
+        (its metadata lost) as "(damaged)", so `shelf rm` can still delete it."""
+        folders = [f for f in self.root.iterdir() if f.is_dir()] if self.root.is_dir() else []
+        if not folders:
+            return []
+        with connected(self.root) as db:
+            rows = {r[0]: r[1:] for r in db.execute(
+                "SELECT d.sha256, d.name, d.added, r.locations, r.unit FROM documents d "
+                "LEFT JOIN reads r ON r.sha256 = d.sha256 AND r.read = d.latest")}
+            counts: dict[str, dict[str, int]] = {}
+            for sha256, counted_as, tokens in db.execute(
+                    "SELECT c.sha256, c.counted_as, c.tokens FROM counts c JOIN documents d ON "
+                    "c.sha256 = d.sha256 AND c.read = d.latest WHERE c.of_set = ''"):
+                counts.setdefault(sha256, {})[counted_as] = tokens
         found = []
-        for folder in self.root.iterdir() if self.root.is_dir() else ():
-            if not folder.is_dir():
-                continue
-            meta = self._meta(folder.name) or {}
-            reads = meta.get("reads") if isinstance(meta.get("reads"), dict) else {}
-            read = reads.get(meta.get("latest"), {}) if reads else {}
-            try:
-                found.append(Entry(folder.name, str(meta.get("name", "(damaged)")),
-                                   float(meta.get("added", 0)), _tree_bytes(folder),
-                                   int(read.get("locations", 0)), str(read.get("unit", "pages")),
-                                   {k: int(v["tokens"]) for k, v in read.get("counts", {}).items()}))
-            except (AttributeError, KeyError, TypeError, ValueError):
-                found.append(Entry(folder.name, "(damaged)", 0.0, _tree_bytes(folder), 0, "pages", {}))
+        for folder in folders:
+            name, added, locations, unit = rows.get(folder.name, ("(damaged)", 0.0, 0, "pages"))
+            found.append(Entry(folder.name, name, added, _tree_bytes(folder), locations or 0,
+                               unit or "pages", counts.get(folder.name, {})))
         return sorted(found, key=lambda e: -e.added)
 
     def matching(self, name_or_prefix: str) -> list[Entry]:
@@ -241,33 +264,26 @@ class Shelf:
         return [e for e in entries if e.sha256.startswith(name_or_prefix.lower())]
 
     def remove(self, name_or_prefix: str) -> Entry:
-        """Delete one document's files. Raises NotOnShelf when nothing, or more than one, matches."""
+        """Delete one document: its row, then its files. Raises NotOnShelf when nothing, or more
+        than one, matches."""
         found = self.matching(name_or_prefix)
-        if len(found) != 1:
-            shown = ", ".join(f"{e.name} ({e.sha256[:12]})" for e in found)
-            raise NotOnShelf(
-                f"No document on the shelf is named {name_or_prefix!r} (see `glm1m shelf list`)."
-                if not found else
-                f"{len(found)} documents on the shelf match {name_or_prefix!r}: {shown}. Name one "
-                f"by its hash's first digits.")
+        if not found:
+            raise NotOnShelf(key="shelf_not_found", name=name_or_prefix)
+        if len(found) > 1:
+            raise NotOnShelf(key="shelf_ambiguous", count=len(found), name=name_or_prefix,
+                             matches=", ".join(f"{e.name} ({e.sha256[:12]})" for e in found))
+        with connected(self.root, write=True) as db:
+            db.execute("DELETE FROM documents WHERE sha256 = ?", (found[0].sha256,))
         shutil.rmtree(self.root / found[0].sha256, ignore_errors=True)
         return found[0]
 
     def used_bytes(self) -> int:
+        """The documents' files (the database beside them is small, and not counted)."""
         return _tree_bytes(self.root)
 
-    # --- on disk ---
-    def _meta(self, sha256: str) -> dict | None:
-        try:
-            meta = json.loads((self.root / sha256 / "meta.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        ok = isinstance(meta, dict) and meta.get("format") == FORMAT and "added" in meta
-        return meta if ok else None
-
-    def _write_meta(self, sha256: str, meta: dict) -> None:
-        write_whole(self.root / sha256 / "meta.json",
-                    json.dumps(meta, ensure_ascii=False).encode("utf-8"))
+    def _exists(self) -> bool:
+        """Whether there is anything to read (a user with no shelf gets no database made)."""
+        return self.root.is_dir() or db_path(self.root).exists()
 
     def _full(self, name: str, needed: int, used: int) -> ShelfFull:
         largest = sorted(self.entries(), key=lambda e: -e.bytes)[:3]
@@ -277,21 +293,50 @@ class Shelf:
                          needed=_mb(needed), command=f"glm1m shelf rm NAME{who}", largest=names)
 
 
-def _part(meta: dict | None, key: ShelfKey, of_set: str | None, make: bool = False) -> dict:
-    """This read's notes in `meta`, or those of its set `of_set`: a set of documents asked
-    together is kept under one of its documents (asking.settle says which), its name a digest of
-    the set's whole text, so no other set shares it. Raises KeyError when there is none (`make`:
-    a set's is made; a read's never is: it was removed, or never kept)."""
-    read = meta["reads"][key.read] if meta is not None else None
-    if not isinstance(read, dict):
-        raise KeyError(key.read)
-    if of_set is None:
-        return read
-    sets = read.setdefault("sets", {}) if make else read["sets"]
-    found = sets.setdefault(of_set, {}) if make else sets[of_set]
-    if not isinstance(found, dict):
-        raise KeyError(of_set)
-    return found
+class AsyncShelf:
+    """A Shelf for async code: each call runs the Shelf's own on a worker thread (SQLite and the
+    files block; a text file is megabytes), so no caller writes the hop itself."""
+
+    def __init__(self, shelf: Shelf) -> None:
+        self.shelf = shelf
+
+    async def find(self, key: ShelfKey, name: str) -> Shelved | None:
+        return await asyncio.to_thread(self.shelf.find, key, name)
+
+    async def latest(self, sha256: str) -> Shelved | None:
+        return await asyncio.to_thread(self.shelf.latest, sha256)
+
+    async def keep(self, key: ShelfKey, name: str, text: DocumentText) -> Shelved:
+        return await asyncio.to_thread(self.shelf.keep, key, name, text)
+
+    async def count(self, key: ShelfKey, counted_as: str, of_set: str | None = None
+                    ) -> tuple[int, int] | None:
+        return await asyncio.to_thread(self.shelf.count, key, counted_as, of_set)
+
+    async def keep_count(self, key: ShelfKey, counted_as: str, tokens: int, chars: int,
+                         of_set: str | None = None) -> None:
+        await asyncio.to_thread(self.shelf.keep_count, key, counted_as, tokens, chars, of_set)
+
+    async def sent_at(self, key: ShelfKey, server: str, of_set: str | None = None) -> float | None:
+        return await asyncio.to_thread(self.shelf.sent_at, key, server, of_set)
+
+    async def keep_sent(self, key: ShelfKey, server: str, when: float, of_set: str | None = None) -> None:
+        await asyncio.to_thread(self.shelf.keep_sent, key, server, when, of_set)
+
+    async def ids(self, key: ShelfKey, name: str) -> bytes | None:
+        return await asyncio.to_thread(self.shelf.ids, key, name)
+
+    async def keep_ids(self, key: ShelfKey, name: str, data: bytes) -> None:
+        await asyncio.to_thread(self.shelf.keep_ids, key, name, data)
+
+    async def entries(self) -> list[Entry]:
+        return await asyncio.to_thread(self.shelf.entries)
+
+    async def used_bytes(self) -> int:
+        return await asyncio.to_thread(self.shelf.used_bytes)
+
+    async def remove(self, name_or_prefix: str) -> Entry:
+        return await asyncio.to_thread(self.shelf.remove, name_or_prefix)
 
 
 def _mb(n: int) -> str:

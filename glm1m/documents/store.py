@@ -15,37 +15,12 @@ from glm1m.documents.answer import OpenDocument
 from glm1m.documents.budget import Budget, Strategy
 from glm1m.documents.lookup import Limits
 from glm1m.documents.mapreduce import MapReduce
-from glm1m.documents.pages import DocumentText, Kind, Page
+from glm1m.documents.pages import text_body, text_of
 from glm1m.documents.sets import DocumentSet
 from glm1m.errors import DocumentError
 from glm1m.files import write_whole
 
-# 2: each location is [number, text, kind, heading, span] (sections of reflowing formats);
-# 1: [number, text], pages only — still read, so chats saved before reopen the same.
-FORMAT = 2
-READ_FORMATS = (1, 2)
 SET_FORMAT = 3  # a chat's documents: {"documents": [a text_body each, in attach order], ...}
-
-
-def text_body(text: DocumentText) -> dict:
-    """A document's locations as saved (a chat's open document and the shelf keep this one form);
-    `lost` and `pages_found` only when a damaged file had them."""
-    body = {"format": FORMAT, "name": text.name, "page_count": text.page_count,
-            "pages": [[p.number, p.text, p.kind.value, p.heading, p.span] for p in text.pages]}
-    if text.lost:
-        body["lost"] = list(text.lost)
-    if text.pages_found:
-        body["pages_found"] = True
-    return body
-
-
-def text_of(body: dict) -> DocumentText:
-    """text_body's inverse. Raises KeyError, TypeError or ValueError for a body it did not write."""
-    if body["format"] not in READ_FORMATS:
-        raise ValueError(f"format {body['format']}")
-    return DocumentText(str(body["name"]), tuple(location(entry) for entry in body["pages"]),
-                        int(body["page_count"]), tuple(int(n) for n in body.get("lost", ())),
-                        bool(body.get("pages_found", False)))
 
 
 def save(doc: OpenDocument, path: Path, documents: DocumentSet | None = None) -> None:
@@ -91,14 +66,6 @@ def load_set(path: Path, limits: Limits | None = None) -> tuple[DocumentSet, Ope
         return documents, opened if limits is None else replace(opened, limits=limits)
     except (KeyError, TypeError, ValueError) as error:
         raise unreadable(path) from error
-
-
-def location(entry: list) -> Page:
-    """A page or section as saved: [number, text] (format 1) or [number, text, kind, heading, span]."""
-    if len(entry) == 2:
-        return Page(int(entry[0]), str(entry[1]))
-    number, text, kind, heading, span = entry
-    return Page(int(number), str(text), Kind(kind), str(heading), str(span))
 
 
 def unreadable(path: Path) -> DocumentError:

@@ -14,6 +14,7 @@ from pathlib import Path
 from glm1m.chat import close_now
 from glm1m.documents.budget import Budget, measure
 from glm1m.documents.formats import ReadOptions, format_of, read_document_async
+from glm1m.documents.limits import reading_slot
 from glm1m.documents.pages import DocumentText
 from glm1m.documents.shelf import Shelf, ShelfFull, ShelfKey, Shelved, count_key, file_sha256, server_key
 from glm1m.llm import Llm
@@ -41,16 +42,18 @@ async def find(shelf: Shelf, path: Path, name: str, options: ReadOptions
                ) -> tuple[ShelfKey, Shelved | None]:
     """The file's key, and its kept text when the shelf has this read of it."""
     key = await asyncio.to_thread(key_of, path, name, options)
-    return key, await asyncio.to_thread(shelf.find, key, name)
+    return key, await shelf.aio.find(key, name)
 
 
 async def read_and_keep(shelf: Shelf, key: ShelfKey, path: Path, name: str, options: ReadOptions,
                         on_progress: OnProgress = ignore) -> tuple[Shelved, ShelfFull | None]:
     """Read the file (a miss) and keep it. When the shelf is full the document is still given
-    back, not kept, with the ShelfFull whose sentence the door shows (what to delete)."""
-    text = await read_document_async(path, options, name, on_progress)
+    back, not kept, with the ShelfFull whose sentence the door shows (what to delete). Raises
+    LimitReached when options.reads_per_user documents of this shelf's user are being read."""
+    with reading_slot(str(shelf.root), options.reads_per_user, name):  # limits.py
+        text = await read_document_async(path, options, name, on_progress)
     try:
-        return await asyncio.to_thread(shelf.keep, key, name, text), None
+        return await shelf.aio.keep(key, name, text), None
     except ShelfFull as full:
         return Shelved(key, text, 0.0, hit=False), full
 
@@ -76,23 +79,24 @@ def set_name(text: DocumentText) -> str:
 
 
 async def measure_through(shelf: Shelf, shelved: Shelved, llm: Llm, model: str, threshold: int,
-                          on_progress: OnProgress = ignore, of_set: DocumentText | None = None
-                          ) -> Budget:
+                          on_progress: OnProgress = ignore, of_set: DocumentText | None = None,
+                          max_tokens: int | None = None) -> Budget:
     """The document's budget: its kept count for this served model and context, else counted by
-    the server's /tokenize (budget.measure) and kept. `of_set`: the text of a set `shelved` is
-    one of, measured and kept (under set_name) instead: a set of 880K tokens took 1.8 s to count
-    again on an H200, where its first answer byte can come 0.6 s after the question."""
+    the server's /tokenize (budget.measure, which stops past `max_tokens`) and kept. `of_set`: the
+    text of a set `shelved` is one of, measured and kept (under set_name) instead: a set of 880K
+    tokens took 1.8 s to count again on an H200, where its first answer byte can come 0.6 s after
+    the question."""
     max_model_len = await llm.max_model_len()
     counted_as = count_key(model, max_model_len)
     name = set_name(of_set) if of_set is not None else None
-    kept = await asyncio.to_thread(shelf.count, shelved.key, counted_as, name)
+    kept = await shelf.aio.count(shelved.key, counted_as, name)
     text = of_set or shelved.text
     if kept is not None:
         tokens, chars = kept
         return Budget(pages=len(text.pages), tokens=tokens, chars=chars, max_model_len=max_model_len,
                       threshold=threshold, unit=text.kind.unit)
-    budget = await measure(text, llm, threshold, on_progress)
-    await asyncio.to_thread(shelf.keep_count, shelved.key, counted_as, budget.tokens, budget.chars, name)
+    budget = await measure(text, llm, threshold, on_progress, max_tokens)
+    await shelf.aio.keep_count(shelved.key, counted_as, budget.tokens, budget.chars, name)
     return budget
 
 
@@ -119,7 +123,7 @@ async def sending(shelf: Shelf, shelved: Shelved, llm: Llm, model: str, base_url
     server = server_key(model, await llm.max_model_len(), base_url)
     name = set_name(of_set) if of_set is not None else None
     return Sending(shelf, shelved.key, server,
-                   await asyncio.to_thread(shelf.sent_at, shelved.key, server, name), name)
+                   await shelf.aio.sent_at(shelved.key, server, name), name)
 
 
 async def noting_read(to: Sending, pieces: AsyncIterator[str]) -> AsyncIterator[str]:
@@ -130,7 +134,7 @@ async def noting_read(to: Sending, pieces: AsyncIterator[str]) -> AsyncIterator[
         async for piece in pieces:
             if first:
                 first = False
-                await asyncio.to_thread(to.shelf.keep_sent, to.key, to.server, time.time(), to.of_set)
+                await to.shelf.aio.keep_sent(to.key, to.server, time.time(), to.of_set)
             yield piece
     finally:
         await close_now(pieces)

@@ -12,9 +12,9 @@ from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator, Callable
 from dataclasses import dataclass
 
-from glm1m.catalog import EN
+from glm1m.catalog import EN, Said, render, said
 from glm1m.counting import OnTokens, complete_counting, no_tokens
-from glm1m.errors import UserFacingError
+from glm1m.errors import ContextTooLong, UserFacingError
 from glm1m.llm import ChatParams, Llm
 
 
@@ -67,9 +67,24 @@ async def translate_one(row: Row, job: Job, llm: Llm, on_tokens: OnTokens = no_t
         # A row is asked once: it keeps nothing in the server's host KV tier (ChatParams.one_shot).
         params = ChatParams(temperature=0.0, max_tokens=job.max_tokens, one_shot=True)
         text = await complete_counting(llm, messages, params, on_tokens, retries=job.retries)
+    except ContextTooLong:
+        return Result(row.index, None, await too_long(row, job, llm))
     except UserFacingError as error:
         return Result(row.index, None, error.in_language(job.lang))
     return Result(row.index, text.strip())
+
+
+async def too_long(row: Row, job: Job, llm: Llm) -> str:
+    """A cell the served context cannot hold, said as a cell's error: the client's own sentence is
+    a chat's ("start a new chat"), which a table's row cannot follow."""
+    served: Said | str
+    try:
+        served = said("table_cell_context", max=await llm.max_model_len())
+    except UserFacingError:  # the server went away since: the sentence without its size
+        served = ""
+    glossary = said("table_cell_glossary", count=len(job.glossary)) if job.glossary else ""
+    return render(job.lang, "table_cell_too_long", chars=len(row.text), served=served,
+                  glossary=glossary)
 
 
 async def translate_rows(rows: AsyncIterable[Row], job: Job, llm: Llm,

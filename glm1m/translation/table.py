@@ -52,7 +52,7 @@ class CsvSource(TableSource):
     chosen: tuple[str, ...]  # the columns to translate, in the order asked
     name: str = ""  # as the user knows the file (an upload is stored under another name)
     delimiter: str = ","
-    header_row: int = 1  # the rows above it (a title, comments) are not read
+    header_row: int = 1  # the rows above it (a title, comments) are not translated, kept as they are
     row_count: int = 0  # the data rows, counted as the file was checked
     texts: tuple[str, ...] = ()  # the columns with text in the first chunk
     opened: tuple[tuple[int, int], Any] | None = field(default=None, compare=False, repr=False)
@@ -122,7 +122,7 @@ class CsvSource(TableSource):
     def is_finished(self, output: Path) -> bool:
         from glm1m.translation.csv_output import is_finished_output
 
-        return is_finished_output(output)
+        return is_finished_output(output, self.header_row)
 
 
 def detect_encoding(path: Path, name: str | None = None) -> str:
@@ -267,7 +267,8 @@ def open_source(path: Path, column: str | None = None, name: str | None = None,
     wanted = tuple(dict.fromkeys(columns or ([column] if column is not None else [])))
     for each in wanted:
         if each not in header:
-            raise CsvError(key="csv_no_column", name=name, column=repr(each), columns=list(header))
+            raise CsvError(key="csv_no_column", name=name, column=repr(each),
+                           columns=[repr(c) for c in header])  # a name may hold a comma
     opened = (before, digest) if stamp(path) == before else None  # changed while read: hash again
     return CsvSource(path, encoding, header, wanted or (first_text_column(first),), name,
                      layout.delimiter, layout.header_row, count, tuple(text_columns(first)), opened)

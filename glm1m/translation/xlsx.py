@@ -56,7 +56,9 @@ class XlsxSource(TableSource):
         return self.columns.index(label)
 
     def listing(self) -> list[str]:
-        return [shown(c, letter) for c, letter in zip(self.columns, self.letters, strict=True)]
+        """Each column as a list in a sentence names it: quoted, as a name may hold a comma."""
+        return [shown(repr(c), letter) if c != letter else repr(c)
+                for c, letter in zip(self.columns, self.letters, strict=True)]
 
     def label(self, column: str) -> str:
         return shown(column, self.letters[self.position(column)])
@@ -127,7 +129,8 @@ def open_workbook(path: Path, sheet: str | None = None, columns: Sequence[str] =
     try:
         sheets = tuple(ws.title for ws in book.worksheets)  # chart sheets hold no cells
         if sheet is not None and sheet not in sheets:
-            raise CsvError(key="xlsx_no_sheet", name=name, sheet=repr(sheet), sheets=list(sheets))
+            raise CsvError(key="xlsx_no_sheet", name=name, sheet=repr(sheet),
+                           sheets=[repr(s) for s in sheets])
         if not sheets:
             raise CsvError(key="xlsx_only_charts", name=name)
         ws = book[sheet] if sheet is not None else book.active
@@ -156,7 +159,7 @@ def open_workbook(path: Path, sheet: str | None = None, columns: Sequence[str] =
 
 def _others(sheets: tuple[str, ...], title: str) -> Said | str:
     rest = [s for s in sheets if s != title]
-    return said("sheet_others", sheets=rest) if rest else ""
+    return said("sheet_others", sheets=[repr(s) for s in rest]) if rest else ""
 
 
 def _check_rows(ws: Any, name: str, limit: int) -> None:

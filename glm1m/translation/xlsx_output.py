@@ -16,6 +16,7 @@ Excel's quote prefix, so editing the cell in Excel keeps it text too (as CSV out
 
 from __future__ import annotations
 
+import math
 import re
 import zipfile
 from collections.abc import Mapping
@@ -44,6 +45,7 @@ def assemble_xlsx(source: XlsxSource, results: Mapping[int, Result], into: Path,
 
     # Whole: formulas and styles kept; rich text (a word in bold) too, where openpyxl keeps its text.
     book = load(source.path, source.shown_name, rich_text=rich_text_safe(source.path))
+    exact_numbers(book)
     ws = book[source.sheet]
     first_new = _first_free_column(ws)
     count = len(source.chosen)
@@ -65,7 +67,7 @@ def assemble_xlsx(source: XlsxSource, results: Mapping[int, Result], into: Path,
             result = results.get(n * count + j)
             error = not_reached if result is None else result.error
             if error is not None:
-                errors.append(f"{source.chosen[j]}: {error}" if count > 1 else error)
+                errors.append(f"{source.chosen[j]!r}: {error}" if count > 1 else error)
             elif result is not None and result.translation:
                 put(ws.cell(number, first_new + j), result.translation, _existing(ws, number, col))
         if errors:
@@ -102,6 +104,26 @@ def rich_text_safe(path: Path) -> bool:
                     PLAIN_THEN_RUNS.search(archive.read(name)):
                 return False
     return True
+
+
+def exact_numbers(book: Any) -> None:
+    """Every number cell of every sheet written back as the same number. openpyxl 3.1.5 reads a
+    cell's text with float() (exact) but writes it with "%.16g" (compat.strings.safe_string),
+    which drops a 17th significant digit: 0.30000000000000004 came back 0.3 (issue 33 counted 34
+    of 1,368 cells of calamine's strict sample). A number that "%.16g" would change gets its repr
+    (the shortest text float() reads back as the same double; an int's every digit) as the cell's
+    value, its type still "n": the writer passes a str through safe_string unchanged. No public
+    hook writes a number's text; tests/unit/test_tables_as_they_came.py breaks when a release
+    changes either side."""
+    for ws in book.worksheets:
+        for cell in ws._cells.values():
+            value = cell._value
+            if cell.data_type != "n":
+                continue
+            if type(value) is int and abs(value) >= 10**16:  # "%.16g" rounds it (or overflows)
+                cell._value = str(value)
+            elif type(value) is float and math.isfinite(value) and float(f"{value:.16g}") != value:
+                cell._value = repr(value)
 
 
 def _first_free_column(ws: Any) -> int:

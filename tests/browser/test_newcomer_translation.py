@@ -132,9 +132,9 @@ def test_several_columns_are_chosen_in_one_question_that_waits_for_start(page: P
     page.wait_for_selector("text=/Chosen: body, title\\./")
     page.click("button:has-text('Start')")
     page.wait_for_selector("text=/Columns to translate: body, title\\./")
-    # The job line says how the file was read: the delimiter and the title row left out.
+    # The job line says how the file was read: the delimiter and the title row kept untranslated.
     page.wait_for_selector("text=/as UTF-8 \\(semicolon-separated; the header is row 2; the 1 row above "
-                           "it \\(a title, comments\\) left out\\)/", timeout=60_000)
+                           "it \\(a title, comments\\) is kept as it is, not translated\\)/", timeout=60_000)
     page.wait_for_selector("text=/Finished: 8 of 8 cells translated in/", timeout=300_000)
 
 

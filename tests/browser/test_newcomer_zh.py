@@ -46,7 +46,7 @@ def test_a_chinese_page_has_help_lines_several_columns_and_a_finished_table_offe
     page.wait_for_selector("text=/已选择：内容、备注。/")
     screenshot(page, "newcomer-zh-several-columns")
     page.click("button:has-text('开始')")
-    page.wait_for_selector("text=/分号分隔；表头在第 2 行，其上 1 行（标题、注释）未读取/", timeout=60_000)
+    page.wait_for_selector("text=/分号分隔；表头在第 2 行，其上 1 行（标题、注释）原样保留、不翻译/", timeout=60_000)
     page.wait_for_selector("text=/已完成：已翻译 6 \\/ 6 个单元格，用时/", timeout=300_000)
     screenshot(page, "newcomer-zh-job-line")
     attach(page, source)

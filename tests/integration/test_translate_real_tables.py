@@ -43,9 +43,10 @@ def test_a_gb18030_semicolon_table_with_a_title_comes_back_whole(tmp_path, healt
     assert "GB18030" in said and "semicolon-separated" in said and "the header is row 2" in said
     with out.open(encoding="utf-8-sig", newline="") as f:
         written = list(csv.reader(f))
-    assert written[0] == ROWS[0] + ["translation", "translation_error"]
-    assert [r[:3] for r in written[1:]] == ROWS[1:]  # every cell, in order, the short row's too
-    assert all(r[3] and not r[4] for r in written[1:])
+    assert written[0] == ["季度报告"]  # the title stays a line of its own (issue 33, item 4)
+    assert written[1] == ROWS[0] + ["translation", "translation_error"]
+    assert [r[:3] for r in written[2:]] == ROWS[1:]  # every cell, in order, the short row's too
+    assert all(r[3] and not r[4] for r in written[2:])
     assert sorted(healthy_proxy.answers_by_prompt()) == sorted(r[1] for r in ROWS[1:])
 
 

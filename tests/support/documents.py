@@ -34,14 +34,15 @@ def make_docx(path: Path, outline: Outline) -> Path:
     return docx_with_body(path, "".join(paragraph(level, text) for level, text in outline))
 
 
-def docx_with_body(path: Path, body: str) -> Path:
-    """The smallest Word document MuPDF opens, `body` (WordprocessingML) as its text."""
+def docx_with_body(path: Path, body: str, root: str = f'xmlns:w="{W}"') -> Path:
+    """The smallest Word document MuPDF opens, `body` (WordprocessingML) as its text; `root`: the
+    main part's namespace declarations and attributes."""
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr("[Content_Types].xml", DOCX_TYPES)
         z.writestr("_rels/.rels", RELS.format(OFFICE_DOCUMENT))
         z.writestr("word/_rels/document.xml.rels", RELS.format(""))
         z.writestr("word/document.xml", f'<?xml version="1.0" encoding="UTF-8"?><w:document '
-                                        f'xmlns:w="{W}"><w:body>{body}</w:body></w:document>')
+                                        f'{root}><w:body>{body}</w:body></w:document>')
     return path
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from glm1m.server.router import SCALE_OUT_FLAG
 from tests.conftest import ROOT, SERVER_START_TIMEOUT_S, TEST_MAX_MODEL_LEN, app_env
 from tests.support.metrics import scrape
 from tests.support.service import Service, free_port
@@ -51,9 +52,11 @@ class RouterStack:
 
 
 def start_replica(index: int, port: int, data_dir: Path, log_dir: Path) -> Service:
+    """With vLLM's render route (SCALE_OUT_FLAG), so a router of either policy can stand in front:
+    test_router_plain_clients.py starts a cache_aware one before the same two replicas."""
     return Service(f"vllm-replica-{index}-{port}",
                    [sys.executable, "-m", "glm1m.cli", "serve", "--demo", "--port", str(port),
-                    "--max-model-len", str(TEST_MAX_MODEL_LEN)],
+                    "--max-model-len", str(TEST_MAX_MODEL_LEN), "--", SCALE_OUT_FLAG],
                    ready=r"model server ready at", log_dir=log_dir, cwd=str(ROOT),
                    env=app_env(GLM1M_DATA_DIR=str(data_dir)))
 

@@ -22,8 +22,8 @@ def h200s(tp: int) -> Served:
 
 
 @pytest.mark.parametrize(("served", "minutes", "where", "where_zh"), [
-    (None, "about 9 minutes", "an estimate for one H200", "一块 H200"),  # a server glm1m did not start
-    (h200s(2), "about 5 minutes", "an estimate for 2× H200", "2 块 H200"),
+    (None, "about 8 minutes", "an estimate for one H200", "一块 H200"),  # a server glm1m did not start
+    (h200s(2), "about 4 minutes", "an estimate for 2× H200", "2 块 H200"),
 ], ids=["unknown server", "two H200s"])
 def test_the_page_and_the_cli_give_the_same_estimate(monkeypatch: pytest.MonkeyPatch, served: Served | None,
                                                      minutes: str, where: str, where_zh: str) -> None:

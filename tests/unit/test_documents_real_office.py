@@ -157,3 +157,50 @@ def test_a_docx_whose_main_part_has_no_relationships_part(tmp_path: Path) -> Non
     with pytest.raises(pymupdf.FileDataError):
         pymupdf.open(path)
     assert read_document(path).pages[0].text == "0:00:03 Alice: Hello."
+
+
+def word_document(path: Path, body: str) -> Path:
+    """A document as Word writes its main part: many prefixes declared, some named only by
+    mc:Ignorable, headings by style."""
+    namespaces = {"wpc": "http://schemas.microsoft.com/office/word/2010/wordprocessingCanvas",
+                  "mc": "http://schemas.openxmlformats.org/markup-compatibility/2006",
+                  "r": "http://schemas.openxmlformats.org/officeDocument/2006/relationships",
+                  "w": W, "w14": "http://schemas.microsoft.com/office/word/2010/wordml",
+                  "wp14": "http://schemas.microsoft.com/office/word/2010/wordprocessingDrawing",
+                  "w15": "http://schemas.microsoft.com/office/word/2012/wordml"}
+    declared = " ".join(f'xmlns:{name}="{uri}"' for name, uri in namespaces.items())
+    return docx_with_body(path, body + "<w:sectPr/>", f'{declared} mc:Ignorable="w14 wp14 w15"')
+
+
+def heading(level: int, text: str) -> str:
+    return (f'<w:p w14:paraId="1A2B3C4D"><w:pPr><w:pStyle w:val="Heading{level}"/></w:pPr>'
+            f'<w:r><w:t>{escape(text)}</w:t></w:r></w:p>')
+
+
+def test_a_docx_with_a_table_keeps_its_heading_sections(tmp_path: Path) -> None:
+    """Issue 33: rewriting the tables renamed every prefix (w: became ns0:), and MuPDF, which
+    reads the prefixed names, found no heading: 3 sections read as 1, citations all wrong."""
+    before = heading(1, "Scope") + paragraph("This contract covers support.")
+    after = (heading(1, "Prices") + paragraph("See below.")
+             + table(cell("Item") + cell("价格"), cell("Apple") + cell("1.20"))
+             + heading(2, "Notice") + paragraph("Thirty days."))
+    with_table = read_document(word_document(tmp_path / "contract.docx", before + after))
+    without = read_document(word_document(tmp_path / "plain.docx",
+                                          before + after.replace(table(cell("Item") + cell("价格"),
+                                                                       cell("Apple") + cell("1.20")), "")))
+    assert [page.location for page in without.pages] == [
+        "§ 1 · Scope · ¶ 1", "§ 2 · Prices · ¶ 1", "§ 3 · Notice · ¶ 1"]
+    assert [page.location for page in with_table.pages] == [
+        "§ 1 · Scope · ¶ 1", "§ 2 · Prices · ¶ 1–3", "§ 3 · Notice · ¶ 1"]  # the table's two rows
+    assert "Item | 价格\n\nApple | 1.20" in with_table.pages[1].text
+
+
+def test_only_the_tables_bytes_change(tmp_path: Path) -> None:
+    from glm1m.documents.docx import rows_as_paragraphs
+
+    body = heading(1, "A") + table(cell("x") + cell("y")) + paragraph("tail")
+    path = word_document(tmp_path / "a.docx", body)
+    original = zipfile.ZipFile(path).read("word/document.xml")
+    rewritten = rows_as_paragraphs(original)
+    head, _, tail = original.partition(table(cell("x") + cell("y")).encode())
+    assert rewritten == head + b'<w:p><w:r><w:t xml:space="preserve">x | y</w:t></w:r></w:p>' + tail

@@ -10,7 +10,7 @@ import pymupdf
 import pytest
 
 from glm1m.documents.pages import lost_note
-from glm1m.documents.pdf import DocumentError, extract
+from glm1m.documents.pdf import DocumentError, extract, normalise
 from glm1m.documents.vertical import columns
 from tests.support.pdfs import make_pdf, write_pdf
 
@@ -105,6 +105,36 @@ def test_vertical_japanese_comes_out_a_column_a_line_right_to_left(tmp_path: Pat
     with pymupdf.open(path) as doc:
         assert doc[0].get_text().count("\n") == sum(map(len, lines))  # a character a line
     assert extract(path).pages[0].text == "\n".join(lines)
+
+
+def test_vertical_text_in_a_horizontal_font_is_joined_into_columns(tmp_path: Path) -> None:
+    """Issue 33: pdfminer's kampo.pdf sets its columns in Identity-H fonts, each character placed
+    below the last; with no "-V" font on the page it read one character a line."""
+    lines = ["漢方薬の歴史は古く", "中国の医学に由来する", "日本で独自に発展した"]
+    path = tmp_path / "kampo.pdf"
+    with pymupdf.open() as doc:
+        shown = doc.new_page()
+        for c, column in enumerate(lines):
+            for i, character in enumerate(column):
+                shown.insert_text((500 - 30 * c, 100 + 16 * i), character, fontname="china-s", fontsize=14)
+        shown.insert_text((72, 700), "Page 1 of 1", fontsize=10)
+        doc.save(path)
+    with pymupdf.open(path) as doc:
+        assert doc[0].get_fonts()[0][5].endswith("-H")
+        assert doc[0].get_text().count("\n") == sum(map(len, lines)) + 1  # a character a line
+    assert extract(path).pages[0].text == "\n".join([*lines, "Page 1 of 1"])
+
+
+def test_a_table_of_single_digits_is_not_taken_for_vertical_writing(tmp_path: Path) -> None:
+    path = tmp_path / "digits.pdf"
+    with pymupdf.open() as doc:
+        shown = doc.new_page()
+        for row in range(12):
+            for column in range(3):
+                shown.insert_text((100 + 40 * column, 100 + 16 * row), str((row + column) % 10))
+        doc.save(path)
+    with pymupdf.open(path) as doc:
+        assert extract(path).pages[0].text == normalise(doc[0].get_text())
 
 
 def test_columns_one_above_another_are_read_band_by_band() -> None:

@@ -128,9 +128,24 @@ def test_each_unreadable_file_gets_one_sentence(tmp_path: Path, name: str, conte
 
 
 def test_a_docx_without_text_says_so(tmp_path: Path) -> None:
+    """Issue 33: an empty DOCX was told it may hold only images and to export it for OCR."""
     path = make_docx(tmp_path / "empty.docx", [])
-    with pytest.raises(DocumentError, match="has no text that can be extracted"):
+    with zipfile.ZipFile(path, "a") as z:  # Word's template saves a preview of the first page
+        z.writestr("docProps/thumbnail.jpeg", b"\xff\xd8\xff")
+    with pytest.raises(DocumentError, match="has no text and no pictures: it is empty") as error:
         read_document(path)
+    assert "OCR" not in str(error.value)
+    pictured = make_docx(tmp_path / "scan.docx", [])
+    with zipfile.ZipFile(pictured, "a") as z:
+        z.writestr("word/media/image1.png", b"\x89PNG\r\n\x1a\n")
+    with pytest.raises(DocumentError, match="may hold only images.*OCR"):
+        read_document(pictured)
+
+
+def test_html_without_text_or_pictures_is_called_empty(tmp_path: Path) -> None:
+    (tmp_path / "empty.html").write_text("<html><body><p> </p></body></html>", encoding="utf-8")
+    with pytest.raises(DocumentError, match="it is empty"):
+        read_document(tmp_path / "empty.html")
 
 
 def test_a_document_over_the_size_limit_is_refused_before_reading(tmp_path: Path) -> None:
@@ -195,3 +210,41 @@ def test_stop_ends_a_reader_stuck_in_mupdf_layout(tmp_path: Path) -> None:
     reading.join(30)
     assert not reading.is_alive() and "Stopped reading word.docx" in str(errors[0])
     assert not any(Path(f"/proc/{pid}").exists() for pid in reader)
+
+
+def test_a_long_preformatted_line_is_kept_whole(tmp_path: Path) -> None:
+    """Issue 33: MuPDF drew a <pre> line only up to the page's right edge, so a 479-character
+    log line ended after ~88 characters (a page's own `white-space: pre` rule as well)."""
+    line = " ".join(f"word{i:03d}" for i in range(60))
+    page = (f"<html><head><style>pre.log {{ white-space: pre }}</style></head><body><h1>Log</h1>"
+            f"<pre class=log>{line}\n  indented  two</pre><p>After.</p></body></html>")
+    (tmp_path / "log.html").write_text(page, encoding="utf-8")
+    text = read_document(tmp_path / "log.html").pages[0].text
+    assert " ".join(text.split()) == f"Log {line} indented two After."
+    assert "\n  indented  two\n" in text  # the lines and their spaces as written
+    made = make_epub(tmp_path / "made.epub", [("Chapter", ["PRE"])])
+    book = tmp_path / "book.epub"
+    with zipfile.ZipFile(made) as source, zipfile.ZipFile(book, "w") as z:
+        for info in source.infolist():
+            z.writestr(info, source.read(info).replace(b"<p>PRE</p>", f"<pre>{line}</pre>".encode()))
+    assert "word059" in read_document(book).pages[0].text
+
+
+def test_a_file_is_read_as_what_its_bytes_are_where_they_say_pdf_docx_or_epub(tmp_path: Path) -> None:
+    """Issue 33: a PDF renamed .docx was laid out as a reflowing document (sections, not pages),
+    and a DOCX renamed .pdf was refused as no PDF."""
+    import pymupdf
+
+    pdf = tmp_path / "report.docx"
+    with pymupdf.open() as doc:
+        for number in (1, 2, 3):
+            doc.new_page().insert_text((72, 72), f"Page {number} of the report.")
+        doc.save(pdf)
+    text = read_document(pdf)
+    assert [(page.location, page.text) for page in text.pages] == [
+        (f"p. {n}", f"Page {n} of the report.") for n in (1, 2, 3)]
+    docx = make_docx(tmp_path / "guide.pdf", GUIDE)
+    assert [page.location for page in read_document(docx).pages] == [
+        "§ 1 · Installation · ¶ 1–2", "§ 2 · 配置 Configuration · ¶ 1", "§ 3 · Details · ¶ 1"]
+    book = make_epub(tmp_path / "book.docx", [("Chapter One", ["Alpha."])])
+    assert read_document(book).pages[0].location == "§ 1 · Chapter One · ¶ 1"

@@ -163,10 +163,10 @@ async def test_an_interrupted_assembly_leaves_the_previous_output_whole(
     monkeypatch.setattr("glm1m.translation.table.CHUNK_ROWS", 3)
     real_write = csv_output.write_chunk
 
-    def write_then_stop(frame: pd.DataFrame, path: Path, first: bool) -> None:
+    def write_then_stop(frame: pd.DataFrame, path: Path, first: bool, above: list[list[str]]) -> None:
         if not first:
             raise OSError(28, "No space left on device")
-        real_write(frame, path, first)
+        real_write(frame, path, first, above)
 
     monkeypatch.setattr(csv_output, "write_chunk", write_then_stop)
     with pytest.raises(CsvError, match="could not be written .No space left on device.. Free some space"):

@@ -52,7 +52,7 @@ def test_every_data_row_longer_than_the_header_is_refused_not_shifted(tmp_path: 
         open_source(path)
 
 
-def test_a_title_above_the_header_is_left_out_and_said(tmp_path: Path) -> None:
+def test_a_title_above_the_header_is_kept_and_said(tmp_path: Path) -> None:
     rows = [["id", "text", "note"], ["1", "hello", "a"], ["2", "world", "b"]]
     # A comment line, a title in a row of its own as Excel writes it, a blank row.
     above = '# exported by sheets, 2024\n"Quarterly report, 2024",,\n\n'
@@ -60,7 +60,8 @@ def test_a_title_above_the_header_is_left_out_and_said(tmp_path: Path) -> None:
     source = open_source(path)
     assert source.columns == ("id", "text", "note") and source.column == "text"
     assert "the header is row 4; the 3 rows above it" in source.describe()
-    assert translated(path) == [rows[0] + ["translation", "translation_error"],
+    assert translated(path) == [["# exported by sheets", " 2024"], ["Quarterly report, 2024", "", ""], [],
+                                rows[0] + ["translation", "translation_error"],
                                 *[r + [r[1].upper(), ""] for r in rows[1:]]]
 
 

@@ -56,7 +56,7 @@ def test_the_revisit_sentence_says_seconds_if_held_and_the_full_read_otherwise()
     said = clock.describe_wait(1_000_000, read_before="2026-12-01 23:40")
     assert said.startswith("This server read this document before (2026-12-01 23:40): if it still "
                            "holds it, the answer starts in seconds; reading all 1,000,000 tokens again")
-    assert "about 9 minutes (an estimate for one H200)" in said
+    assert "about 8 minutes (an estimate for one H200)" in said
     line = waiting.waiting_line("A.txt", 1_000_000, 5.0, clock, read_before=True)
     assert line.startswith("asking A.txt again (1,000,000 tokens): 0:05 so far; this server read it "
                            "before, so the answer starts in seconds if it still holds it, else about ")

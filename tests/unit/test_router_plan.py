@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
+from pydantic import ValidationError
 
 from glm1m.cli.main import build_parser
 from glm1m.errors import PlanError, StartFailed
@@ -103,3 +104,50 @@ def test_the_commands_take_the_flags() -> None:
     assert args.backend == ["http://a:1", "http://b:2"] and args.port == 8000
     assert build_parser().parse_args(["serve", "--replicas", "2"]).replicas == 2
     assert build_parser().parse_args(["up", "--replicas", "3"]).replicas == 3
+
+
+def test_a_policy_for_clients_without_the_header_is_a_setting_or_a_flag() -> None:
+    assert Settings().router_policy == router.POLICY == "sticky_least_loaded"
+    settings = Settings(router_policy="cache_aware")
+    backends = ["http://a:8000", "http://b:8000"]
+    assert flag(router.router_command(router.router_options(backends, settings), "python"),
+                "--policy") == "cache_aware"
+    # The flag wins over the setting; `serve --replicas` and `up --replicas` take the setting.
+    options = router.router_options(backends, settings, policy="sticky_least_loaded")
+    assert flag(router.router_command(options, "python"), "--policy") == "sticky_least_loaded"
+    stack = replicas.plan_stack(ServeOptions(port=8000, demo=True, api_key="k"), 2, 1, 0, settings)
+    assert stack.router.policy == "cache_aware"
+    args = build_parser().parse_args(["router", "--backend", "http://a:1", "--policy", "cache_aware"])
+    assert args.policy == "cache_aware"
+    assert build_parser().parse_args(["router", "--backend", "http://a:1"]).policy is None
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["router", "--backend", "http://a:1", "--policy", "consistent_hash"])
+    with pytest.raises(ValidationError):
+        Settings(router_policy="consistent_hash")
+
+
+def test_replicas_behind_the_prefix_policy_render_prompts_for_it() -> None:
+    options = ServeOptions(port=8000, demo=True, api_key="k", extra_args=["--seed", "1"])
+    stack = replicas.plan_stack(options, 2, 1, 0, Settings(router_policy="cache_aware"))
+    assert [s.extra_args for s in stack.servers] == [["--seed", "1", router.SCALE_OUT_FLAG]] * 2
+    assert options.extra_args == ["--seed", "1"]
+    stack = replicas.plan_stack(options, 2, 1, 0, Settings())
+    assert [s.extra_args for s in stack.servers] == [["--seed", "1"]] * 2
+
+
+def test_the_prefix_policy_is_ready_only_once_every_server_renders(monkeypatch: pytest.MonkeyPatch) -> None:
+    rendering = {"http://a:1": 200, "http://b:2": 403}  # vLLM without --enable-scale-out: 403
+
+    def post(url: str, **_: object) -> httpx.Response:
+        if url.endswith("/v1/completions"):
+            return httpx.Response(200, json={"choices": [{"text": "x"}]})
+        return httpx.Response(rendering[url.removesuffix("/v1/chat/completions/render")])
+
+    monkeypatch.setattr(httpx, "post", post)
+    options = router.router_options(list(rendering), Settings(), api_key="k", policy="cache_aware")
+    with pytest.raises(StartFailed, match="http://b:2.*--enable-scale-out"):
+        router.answers_through(options)
+    rendering["http://b:2"] = 200
+    assert router.answers_through(options)
+    rendering["http://b:2"] = 403  # the default policy asks for no rendering
+    assert router.answers_through(router.router_options(list(rendering), Settings(), api_key="k"))

@@ -13,6 +13,8 @@ from glm1m.documents import through_shelf
 from glm1m.documents.formats import ReadOptions
 from glm1m.documents.ocr import OcrMode, OcrOptions
 from glm1m.documents.shelf import NotOnShelf, Shelf
+from glm1m.documents import shelf_db
+from glm1m.documents.shelf_db import db_path
 from glm1m.documents.through_shelf import measure_through, read_through
 from tests.support.pdfs import make_pdf, words_page
 from tests.support.scripted_llm import ScriptedLlm
@@ -123,15 +125,16 @@ async def test_rm_by_name_or_hash_prefix_removes_the_files(tmp_path: Path) -> No
         shelf.remove("a.md")
 
 
-@pytest.mark.parametrize("damage", ["meta", "text", "missing text"])
+@pytest.mark.parametrize("damage", ["database", "text", "missing text"])
 async def test_a_damaged_entry_is_read_again_not_a_traceback(tmp_path: Path, reads: list[str],
                                                              damage: str) -> None:
     shelf = Shelf.of(tmp_path / "data", 100)
     first, _ = await read_through(shelf, write(tmp_path / "a.md"), "a.md", OPTIONS)
     folder = shelf.root / first.key.sha256
     text_file = folder / f"{first.key.read_digest}.json"
-    if damage == "meta":
-        (folder / "meta.json").write_text("{not json")
+    if damage == "database":  # no database at all, as the next process finds it: moved aside, made anew
+        shelf_db._drop_anchor(db_path(shelf.root))  # this process's idle connection, closed
+        db_path(shelf.root).write_bytes(b"{not a database" * 100)
     elif damage == "text":
         text_file.write_text('{"format": 2, "pages": [[1]]}')
     else:
@@ -141,3 +144,5 @@ async def test_a_damaged_entry_is_read_again_not_a_traceback(tmp_path: Path, rea
     assert not again.hit and again.text.pages == first.text.pages and reads == ["a.md", "a.md"]
     third, _ = await read_through(shelf, tmp_path / "a.md", "a.md", OPTIONS)
     assert third.hit  # written anew
+    if damage == "database":
+        assert db_path(shelf.root).with_suffix(".db.damaged").exists()  # kept to look into

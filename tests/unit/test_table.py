@@ -49,7 +49,7 @@ def test_empty_inputs_get_a_sentence(tmp_path: Path, content: str, sentence: str
 def test_unknown_column_lists_the_real_ones(tmp_path: Path) -> None:
     path = tmp_path / "in.csv"
     path.write_text("a,b\n1,x\n", encoding="utf-8")
-    with pytest.raises(CsvError, match="no column named 'c'; its columns are a, b"):
+    with pytest.raises(CsvError, match="no column named 'c'; its columns are 'a', 'b'"):
         open_source(path, "c")
 
 

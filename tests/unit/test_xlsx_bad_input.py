@@ -126,11 +126,11 @@ def test_cells_are_read_streaming(tmp_path: Path) -> None:
 def test_empty_sheet_missing_sheet_and_missing_column(tmp_path: Path) -> None:
     book(tmp_path / "b.xlsx", sheets=("Data", "Empty"))
     assert refused(tmp_path / "b.xlsx", sheet="Empty") == (
-        "Sheet 'Empty' of b.xlsx is empty: there is nothing to translate; choose another sheet (Data).")
+        "Sheet 'Empty' of b.xlsx is empty: there is nothing to translate; choose another sheet ('Data').")
     assert refused(tmp_path / "b.xlsx", sheet="Notes") == (
-        "b.xlsx has no sheet named 'Notes'; its sheets are Data, Empty.")
+        "b.xlsx has no sheet named 'Notes'; its sheets are 'Data', 'Empty'.")
     assert refused(tmp_path / "b.xlsx", columns=("text", "price")) == (
-        "Sheet 'Data' of b.xlsx has no column 'price'; its columns are id (A), text (B).")
+        "Sheet 'Data' of b.xlsx has no column 'price'; its columns are 'id' (A), 'text' (B).")
     header_only = book(tmp_path / "h.xlsx", rows=0)
     assert "has a header row but no rows below it" in refused(header_only)
 
@@ -138,7 +138,7 @@ def test_empty_sheet_missing_sheet_and_missing_column(tmp_path: Path) -> None:
 def test_the_cli_says_one_sentence_and_exits_2(tmp_path: Path) -> None:
     book(tmp_path / "b.xlsx")
     (tmp_path / "secret.xlsx").write_bytes(OLE + b"\0" * 504 + "EncryptedPackage".encode("utf-16-le"))
-    for args, said in ((["b.xlsx", "--sheet", "Nope"], "has no sheet named 'Nope'; its sheets are Data"),
+    for args, said in ((["b.xlsx", "--sheet", "Nope"], "has no sheet named 'Nope'; its sheets are 'Data'"),
                        (["b.xlsx", "--column", "zzz"], "has no column 'zzz'"),
                        (["secret.xlsx"], "is protected with a password")):
         done = subprocess.run([sys.executable, "-m", "glm1m.cli", "translate", *args, "--to", "en"],

@@ -58,7 +58,7 @@ def test_csv_refuses_a_sheet_and_an_unknown_column(tmp_path: Path) -> None:
     path = write_csv(tmp_path / "in.csv")
     with pytest.raises(CsvError, match="is a CSV file, which has no sheets"):
         open_table(path, sheet="Sheet1")
-    with pytest.raises(CsvError, match="no column named 'price'; its columns are id, text, note"):
+    with pytest.raises(CsvError, match="no column named 'price'; its columns are 'id', 'text', 'note'"):
         open_table(path, columns=("text", "price"))
 
 

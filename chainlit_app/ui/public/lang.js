@@ -4,5 +4,14 @@
 // browser's offer to translate. Loaded through .chainlit/config.toml's custom_js.
 (function () {
   var first = ((navigator.languages && navigator.languages[0]) || navigator.language || "en").toLowerCase();
-  document.documentElement.lang = first.indexOf("zh") === 0 ? "zh-CN" : "en";
+  var zh = first.indexOf("zh") === 0;
+  document.documentElement.lang = zh ? "zh-CN" : "en";
+  // The words Chainlit's frontend writes in English with no translation key: said in Chinese
+  // there (zh_chainlit.js says which and why). Chainlit takes one custom_js: this one loads it.
+  if (zh) {
+    var script = document.createElement("script");
+    script.src = (document.currentScript ? new URL("zh_chainlit.js", document.currentScript.src).href
+                  : "/public/zh_chainlit.js");
+    document.head.appendChild(script);
+  }
 })();
