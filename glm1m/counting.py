@@ -22,7 +22,8 @@ from typing import Protocol, runtime_checkable
 import httpx
 import openai
 
-from glm1m.llm import ChatParams, Llm, LlmClient, Message, _openai_messages, affinity_headers, backoff_s
+from glm1m import affinity
+from glm1m.llm import ChatParams, Llm, LlmClient, Message, _openai_messages, backoff_s
 
 OnTokens = Callable[[int], None]  # `n` more tokens of an answer came back
 
@@ -88,7 +89,7 @@ async def _counted_once(llm: LlmClient, retries: int, messages: list[Message], p
             model=llm.settings.model, messages=_openai_messages(messages), stream=True,
             temperature=params.temperature, max_tokens=params.max_tokens, stop=params.stop,
             extra_body={**(params.body() or {}), **COUNTED_STREAM},
-            extra_headers=affinity_headers(messages),
+            extra_headers=affinity.headers(messages),
         )
     except openai.APIError as exc:
         raise llm._user_error(exc) from exc

@@ -7,7 +7,6 @@ the sentence to show (its id in glm1m/catalog)."""
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ import openai
 from openai import AsyncOpenAI, AsyncStream
 from openai.types.chat import ChatCompletionMessageParam
 
+from glm1m import affinity
 from glm1m.errors import (
     ContextTooLong,
     ServerBusy,
@@ -34,19 +34,6 @@ Message = dict[str, str]  # {"role": ..., "content": ...}, the OpenAI chat shape
 HEALTH_MISSES = 2  # failed /health checks in a row that mean the server is gone, not busy
 HEALTH_TIMEOUT_S = 5.0
 RETRY_BASE_S, RETRY_MAX_S = 0.5, 8.0  # the OpenAI client's own backoff, for the calls it does not make
-
-
-# Behind vLLM's router (consistent_hash, server/router.py) requests with one X-Session-ID go to one
-# server. A long prompt's opening names its document (the document comes first, the question last),
-# so a document's follow-ups reach the server whose prefix cache holds it; short prompts (CSV rows)
-# differ within it and spread. Without the header vllm-router 0.1.17 hashed every chat request to
-# the same key ("request:null"), one server for all. A server without a router ignores it.
-AFFINITY_CHARS = 4000
-
-
-def affinity_headers(messages: Sequence[dict[str, Any]]) -> dict[str, str]:
-    opening = "".join(str(m.get("content") or "") for m in messages)[:AFFINITY_CHARS]
-    return {"X-Session-ID": hashlib.sha256(opening.encode()).hexdigest()[:32]}
 
 
 def backoff_s(attempt: int, retry_after: str | None = None) -> float:
@@ -233,7 +220,7 @@ class LlmClient:
             stream = await route.create(
                 model=self.settings.model, **prompt, stream=True,
                 temperature=params.temperature, max_tokens=params.max_tokens, stop=params.stop,
-                extra_body=body, extra_headers=affinity_headers(messages),
+                extra_body=body, extra_headers=affinity.headers(messages),
                 # No read timeout from httpx: stream_chat keeps the clocks itself (see there).
                 timeout=openai.Timeout(self.settings.request_timeout_s, read=None),
             )
@@ -293,7 +280,7 @@ class LlmClient:
             reply = await client.chat.completions.create(
                 model=self.settings.model, messages=_openai_messages(messages),
                 temperature=params.temperature, max_tokens=params.max_tokens, stop=params.stop,
-                extra_body=params.body(), extra_headers=affinity_headers(messages),
+                extra_body=params.body(), extra_headers=affinity.headers(messages),
             )
         except openai.APIError as exc:
             raise self._user_error(exc) from exc

