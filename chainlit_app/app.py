@@ -128,12 +128,19 @@ async def on_shelf_add(action: cl.Action) -> None:
 @cl.action_callback("chat_take_out")
 @shows_errors
 async def on_take_out(action: cl.Action) -> None:
-    await as_task(shelf_panel.take_out(str(action.payload["label"])))
+    await as_task(shelf_panel.take_out(str(action.payload.get("doc", "")),
+                                       str(action.payload.get("name", ""))))
 
 
 @cl.action_callback("shelf_delete")
 @shows_errors
 async def on_shelf_delete(action: cl.Action) -> None:
+    await shelf_panel.ask_delete(str(action.payload["sha256"]), str(action.payload.get("name", "")))
+
+
+@cl.action_callback("shelf_delete_confirmed")
+@shows_errors
+async def on_shelf_delete_confirmed(action: cl.Action) -> None:
     await shelf_panel.delete(str(action.payload["sha256"]))
 
 

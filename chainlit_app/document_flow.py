@@ -16,7 +16,7 @@ from glm1m.chainlit_app.client import llm, prefill_clock
 from glm1m.chainlit_app.document_words import budget_line, held_words, set_words, strategy_words
 from glm1m.chainlit_app.i18n import EN, count_of, seconds, t
 from glm1m.chainlit_app.pacing import coalesce
-from glm1m.chainlit_app.passages import cited_passages
+from glm1m.chainlit_app.passages import cited_passages, demo_cited
 from glm1m.chainlit_app.status import (
     AUTHOR,
     Ending,
@@ -237,6 +237,8 @@ async def ask_document(question: str, door: PageDoor | None = None, to: Sending 
     reply = cl.Message(content="")
     clock = None if fresh else prefill_clock()
     pieces = ask(doc, question, llm(), state.params, door, clock, to, fresh)
+    if get_settings().demo:
+        pieces = demo_cited(pieces, doc.text, state.lang)
     began = time.monotonic()
     ending = Ending()
     try:

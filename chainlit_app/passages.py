@@ -5,13 +5,18 @@ contract.pdf · p. 3"). Shown as Markdown, so a document's images become links t
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 import chainlit as cl
 
+from glm1m.chainlit_app.i18n import t
 from glm1m.chainlit_app.render import without_images
+from glm1m.chat import close_now
 from glm1m.documents.pages import DocumentText, Kind, Page
 from glm1m.documents.sets import DocumentSet
 
 PASSAGE_CHARS = 1500
+DEMO_CITED = 2  # locations the demo's answer cites for the model, which writes noise
 
 
 def cited_passages(text: str, doc: DocumentText, documents: DocumentSet | None = None) -> list:
@@ -34,3 +39,24 @@ def passage(page: Page) -> str:
     """A section opens with where a reader finds it ("§ 3 · Installation · ¶ 4–9")."""
     where = f"**{page.location}**\n\n" if page.kind is Kind.SECTION else ""
     return where + without_images(page.text[:PASSAGE_CHARS])
+
+
+def demo_citations(text: DocumentText) -> str:
+    """"[p. 1] [p. 2]", "[A p. 1] [A p. 2]": the first locations with text of what the model
+    was sent, written as the answer would cite them."""
+    return " ".join(f"[{page.label}]" for page in [p for p in text.pages if p.text.strip()][:DEMO_CITED])
+
+
+async def demo_cited(pieces: AsyncIterator[str], text: DocumentText, lang: str) -> AsyncIterator[str]:
+    """The demo model's answer and, when it has ended citing nothing (random weights write
+    noise), a line marked as the app's that cites the first locations it was sent: a newcomer can
+    open a cited passage before a real model is served. An answer that cites is left as it is."""
+    written: list[str] = []
+    try:
+        async for piece in pieces:
+            written.append(piece)
+            yield piece
+    finally:
+        await close_now(pieces)
+    if not text.cited("".join(written)) and (citations := demo_citations(text)):
+        yield t(lang, "demo_cites", citations=citations)

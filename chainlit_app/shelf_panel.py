@@ -81,14 +81,16 @@ async def show(named: str = "") -> None:
     entries = await shelf.aio.entries()
     counted_as = count_key(settings.model, await llm().max_model_len())
     documents = state.documents
-    actions = [cl.Action(name="chat_take_out", payload={"label": label},
+    # Buttons name a document by its content, never by letter: after a take-out the letters move,
+    # and an older list's "Take B out" reached the document that became B.
+    actions = [cl.Action(name="chat_take_out", payload={"doc": doc.content_id, "name": doc.name},
                          label=t(lang, "shelf_take_out", label=label, name=doc.name))
                for label, doc in zip(documents.labels, documents.documents, strict=True)
                ] if documents is not None else []
     for entry in named_like(entries, named):
         actions += [cl.Action(name="shelf_add", payload={"sha256": entry.sha256},
                               label=t(lang, "shelf_add", name=entry.name)),
-                    cl.Action(name="shelf_delete", payload={"sha256": entry.sha256},
+                    cl.Action(name="shelf_delete", payload={"sha256": entry.sha256, "name": entry.name},
                               label=t(lang, "shelf_delete", name=entry.name))]
     used = await shelf.aio.used_bytes()
     await cl.Message(content=listing(lang, documents, entries, counted_as, used / 1e6,
@@ -118,14 +120,17 @@ async def add(sha256: str) -> None:
     await door.status.finish(t(state.lang, "doc_ask_now"))
 
 
-async def take_out(label: str) -> None:
-    """The chat's document `label` leaves it; those after it move up a letter."""
+async def take_out(content_id: str, name: str) -> None:
+    """The chat's document with this content leaves it, whatever letter it has now; those after it
+    move up a letter. Not in the chat any more (an older list's button): said, with the list now."""
     state, settings = session.current(), get_settings()
     documents = state.documents
-    if documents is None or label not in documents.labels:
-        await say(t(state.lang, "shelf_not_in_chat", label=label))
+    ids = [doc.content_id for doc in documents.documents] if documents is not None else []
+    if documents is None or content_id not in ids:
+        await say(t(state.lang, "shelf_list_changed", name=name))
+        await show()
         return
-    name = documents.documents[documents.labels.index(label)].name
+    label = documents.labels[ids.index(content_id)]
     left = documents.without(label)
     if not left.documents:
         await forget_documents()
@@ -150,6 +155,14 @@ async def settled(door: PageDoor, name: str, work: Awaitable[OpenedSet]) -> Open
         if door.status is not None:
             await door.status.finish(t(session.lang(), "shelf_change_stopped", name=name))
         raise
+
+
+async def ask_delete(sha256: str, name: str) -> None:
+    """Delete asks once: a line naming the document, with the one button that deletes it."""
+    lang = session.lang()
+    await cl.Message(content=t(lang, "shelf_delete_ask", name=name), author=AUTHOR,
+                     actions=[cl.Action(name="shelf_delete_confirmed", payload={"sha256": sha256},
+                                        label=t(lang, "shelf_delete_yes", name=name))]).send()
 
 
 async def delete(sha256: str) -> None:

@@ -22,6 +22,7 @@ PyMuPDF) need no PDF library.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from enum import Enum
@@ -181,6 +182,16 @@ class DocumentText:
     @property
     def chars(self) -> int:
         return sum(len(page.text) for page in self.pages)
+
+    @property
+    def content_id(self) -> str:
+        """This text's identity, whatever its name or letter: what a button names a document by,
+        so that one made for an older list cannot reach the document now in its place."""
+        digest = hashlib.sha256()
+        for page in self.pages:
+            digest.update(f"{page.kind.value}:{page.number}:{len(page.text)}\x00".encode())
+            digest.update(page.text.encode("utf-8", "surrogatepass"))
+        return digest.hexdigest()[:32]
 
     def marked_text(self) -> str:
         """The document with a marker before each location, the markers the model cites."""

@@ -47,11 +47,11 @@ def asked(app: App) -> str:
 async def test_the_shelf_command_lists_and_its_buttons_take_out_add_and_delete(
         production_app: App, healthy_proxy, tmp_path: Path) -> None:
     unique = uuid.uuid4().hex[:12]  # the shelf outlives a run: new bytes, and names, each time
-    contract, annex = (make_pdf(tmp_path / f"{name}-{unique}.pdf", [f"{name} {unique} " + words_page(n, 120)
-                                                                  for n in (1, 2)])
-                       for name in ("contract", "annex"))
+    contract, annex, appendix = (make_pdf(tmp_path / f"{name}-{unique}.pdf",
+                                          [f"{name} {unique} " + words_page(n, 120) for n in (1, 2)])
+                                 for name in ("contract", "annex", "appendix"))
     first = await open_chat(production_app)
-    refs = [await first.upload(path, mime="application/pdf") for path in (contract, annex)]
+    refs = [await first.upload(path, mime="application/pdf") for path in (contract, annex, appendix)]
     await first.ask("What is this?", file_refs=refs, timeout=300)
     listed, buttons = await shelf(first)
     assert f"- A · {contract.name} — 2 pages" in listed and f"- B · {annex.name} — 2 pages" in listed
@@ -62,9 +62,20 @@ async def test_the_shelf_command_lists_and_its_buttons_take_out_add_and_delete(
     await first.wait_for(lambda e: e.name == "update_message"
                          and "Ask your question" in (e.data.get("output") or ""), 60, start)
     assert any(f"**A** ({contract.name}) is out of this chat." in line for line in shown(first, start))
+    # The same, older list: its buttons name documents by content, not by letter. annex is A now,
+    # and appendix B: "Take B (annex)" takes annex out, not the document now in B's place.
+    start = await first.click(buttons[f"Take B ({annex.name}) out of this chat"])
+    await first.wait_for(lambda e: e.name == "update_message"
+                         and "Ask your question" in (e.data.get("output") or ""), 60, start)
+    assert any(f"**A** ({annex.name}) is out of this chat." in line for line in shown(first, start))
+    start = await first.click(buttons[f"Take A ({contract.name}) out of this chat"])
+    await first.wait_for(lambda e: "**Your shelf**" in str(e.data), 60, start)
+    lines = shown(first, start)
+    assert any(f"The list changed: **{contract.name}** is no longer in this chat." in line for line in lines)
+    assert any(f"- A · {appendix.name} — 2 pages" in line for line in lines)  # the list as it is now
     await first.ask("And now?", timeout=300)
-    # annex alone, as if attached alone
-    assert asked(production_app).startswith(f'<document name="{annex.name}">')
+    # appendix alone, as if attached alone
+    assert asked(production_app).startswith(f'<document name="{appendix.name}">')
     await first.close()
 
     second = await open_chat(production_app)
@@ -79,6 +90,12 @@ async def test_the_shelf_command_lists_and_its_buttons_take_out_add_and_delete(
     assert any(line.startswith(f"- {contract.name} — 2 pages, ") and " tokens, added " in line
                for line in listed.splitlines()), listed  # counted alone when it was added alone
     start = await second.click(buttons[f"Delete {contract.name} from the shelf"])
+    # Delete asks once, naming the document; nothing is deleted until the answer.
+    await second.wait_for(lambda e: f"Delete **{contract.name}** from your shelf?" in str(e.data), 60, start)
+    listed, _ = await shelf(second, contract.name)
+    assert f"- {contract.name} — " in listed
+    confirm = next(a for a in second.actions(start) if a["label"] == f"Yes, delete {contract.name}")
+    start = await second.click(confirm)
     await second.wait_for(lambda e: f"Deleted **{contract.name}** from your shelf" in str(e.data), 60, start)
     listed, _ = await shelf(second)
     assert f"- A · {contract.name}" in listed and f"- {contract.name} — " not in listed

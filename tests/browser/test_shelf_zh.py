@@ -1,6 +1,7 @@
 """The Shelf command on a Chinese page (Chromium with locale zh-CN), in real Chromium on the real
 app and server: its composer button 文档架 lists the chat's document in Chinese, and the take-out
-button under the list takes it out of the chat, saying so in Chinese."""
+button under the list takes it out of the chat, saying so in Chinese; clicked again, the stale
+button says the list changed and shows it as it is; delete asks once, naming the document."""
 
 from __future__ import annotations
 
@@ -48,3 +49,15 @@ def test_the_shelf_command_on_a_chinese_page_lists_the_chats_document_and_takes_
     page.wait_for_selector(f"text=/A（{contract.name}）已移出此对话，此对话现在没有文档/", timeout=60_000)
     assert not page.locator("text=is out of this chat").count()
     screenshot(page, "zh-shelf-taken-out")
+
+    # The same button again: its document has left, so the page says the list changed, names it,
+    # and shows the list as it is now (issue 34, item 2: before, a letter reached whatever held it).
+    page.click(f"button:has-text('把 A（{contract.name}）移出此对话')")
+    page.wait_for_selector(f"text=/列表已变化：{contract.name} 已不在此对话中/", timeout=60_000)
+    page.wait_for_selector("text=此对话还没有文档。", timeout=60_000)
+    page.click(f"button:has-text('从文档架删除 {contract.name}') >> nth=-1")
+    page.wait_for_selector(f"text=/要从文档架删除 {contract.name} 吗？/", timeout=60_000)
+    assert not page.locator(f"text=/已从文档架删除 {contract.name}/").count()  # asked, not done
+    page.click(f"button:has-text('是，删除 {contract.name}')")
+    page.wait_for_selector(f"text=/已从文档架删除 {contract.name}/", timeout=60_000)
+    screenshot(page, "zh-shelf-stale-and-delete")

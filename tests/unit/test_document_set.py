@@ -126,3 +126,16 @@ async def test_the_budget_line_counts_documents_pages_sections_and_tokens(tmp_pa
         f"served 8,192-token context.")
     one_each = (paged("a.pdf", 1, "A"), sectioned("b.md", 1, "B"))
     assert set_line(doc.budget, one_each).startswith("2 documents, 1 page and 1 section, ")
+
+
+def test_a_documents_content_id_follows_its_text_not_its_name_or_letter() -> None:
+    """What the page's buttons name a document by (shelf_panel.py): a letter moves when another
+    document leaves the chat; the content id does not."""
+
+    a = DocumentText("a.pdf", (Page(1, "one", Kind.PAGE), Page(2, "two", Kind.PAGE)), 2)
+    renamed = DocumentText("other name.pdf", a.pages, 2)
+    moved = DocumentText("a.pdf", (Page(1, "onetwo", Kind.PAGE), Page(2, "", Kind.PAGE)), 2)
+    assert a.content_id == renamed.content_id
+    assert a.content_id != moved.content_id  # the same characters, split otherwise
+    both = DocumentSet((moved, a))
+    assert [d.content_id for d in both.without("A").documents] == [a.content_id]
