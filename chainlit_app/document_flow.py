@@ -210,7 +210,7 @@ async def choose_strategy(budget: Budget, answer_tokens: int, name: str, before:
     estimate = prefill_clock().estimate_s(budget.tokens)
     when = (t(lang, "about", seconds=seconds(lang, estimate), estimate=estimate_basis(lang))
             if estimate is not None else t(lang, "no_estimate"))
-    wait = (t(lang, "wait_whole", when=when, tokens=budget.tokens) if before is None else
+    wait = (t(lang, "wait_first_answer", when=when, tokens=budget.tokens) if before is None else
             t(lang, "wait_revisit", name=name, before=read_at(lang, before), when=when, tokens=budget.tokens))
     # Past the served context the whole read is no choice: no wait to announce, two ways to offer.
     line = budget_line(lang, budget, texts)

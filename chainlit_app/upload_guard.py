@@ -92,7 +92,7 @@ def too_large_for_any(size: int, settings: Settings, lang: str = EN) -> str:
     limits = [t(lang, "upload_limit", kinds="/".join(j.name for j in same),
                 limit=same[0].limit_words(settings)) for same in by_limit.values()]
     return t(lang, "upload_too_large_for_any", size=size / MB,
-             limits=t(lang, "upload_limits_sep").join(limits))
+             limits=t(lang, "p_sep").join(limits))
 
 
 def configure_page(settings: Settings) -> None:
