@@ -16,8 +16,9 @@ gettext catalog keeps its sentences in files of their own: core.toml (the core's
 notes), inputs.toml (the rarer failures of documents, tables and accounts), limits.toml (the
 server's limits on one upload's reading work), serving.toml (the model server's, the plan's and
 starting's), cli.toml (the command line's own lines), progress.toml (the words of a progress line,
-which both doors say), page.toml (the web page's own words), tools.toml (looking things up) and
-grid.toml (a grid of questions over documents).
+which both doors say), page.toml (the web page's own words), tools.toml (looking things up),
+grid.toml (a grid of questions over documents) and doc_translation.toml (a document translated
+section by section: its lines, what it cannot keep, the marks in its output).
 An entry is a table named by its id, `en` (a string, or [one, other]) and `zh`:
 
     [doc_read_whole]
@@ -41,7 +42,8 @@ LANGUAGES = (EN, ZH)
 
 English = str | tuple[str, str]  # one sentence, or (one, other) chosen by `count`
 Entry = tuple[English, str]
-TABLES = ("core", "inputs", "limits", "serving", "cli", "progress", "page", "tools", "grid")
+TABLES = ("core", "inputs", "limits", "serving", "cli", "progress", "page", "tools", "grid",
+          "doc_translation")
 
 
 def read_table(name: str) -> dict[str, Entry]:

@@ -1,5 +1,7 @@
 """`glm1m translate IN.csv --to en` (or IN.xlsx, with --sheet and one --column per column): the
 same engine as the UI, with a progress bar on stderr. The output is in the input's format.
+A document (Markdown, text, HTML, DOCX) is translated section by section instead, with the whole
+document in view and its structure kept (translate_document.py).
 
 Exit 0 when every row is translated, 1 when some failed (the output is written and they are
 marked), 2 with one line on stderr when nothing could start (bad input, server unreachable),
@@ -26,9 +28,11 @@ if TYPE_CHECKING:
 
 def add_command(commands: argparse._SubParsersAction) -> None:
     # No Settings here: building the parser reads no environment or .env; the command does.
-    p = commands.add_parser("translate", help="translate columns of a CSV or XLSX file, row by row")
+    p = commands.add_parser("translate", help="translate columns of a CSV or XLSX file, row by row, "
+                            "or a Markdown, text, HTML or DOCX document in place, section by section")
     p.add_argument("input", type=Path, help="the CSV file (UTF-8, GBK/GB18030, Windows-1252, ...: "
-                                            "detected) or .xlsx workbook")
+                                            "detected) or .xlsx workbook; or a .md, .txt, .html or "
+                                            ".docx document")
     p.add_argument("--to", required=True, help="target language, e.g. en, English, 中文")
     p.add_argument("--from", dest="source_language", default=None, help="source language")
     p.add_argument("--sheet", default=None, help="the workbook's sheet (default: the one Excel "
@@ -38,10 +42,10 @@ def add_command(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--glossary", type=Path, default=None, help="two-column CSV: term, translation")
     p.add_argument("--concurrency", type=int, default=None,
                    help="requests in flight at once (default: GLM1M_TRANSLATE_CONCURRENCY)")
-    p.add_argument("--max-tokens", type=int, default=None, help="longest translation of one cell, "
-                   "in tokens (default: GLM1M_TRANSLATE_MAX_TOKENS)")
+    p.add_argument("--max-tokens", type=int, default=None, help="longest translation of one cell "
+                   "or section, in tokens (default: GLM1M_TRANSLATE_MAX_TOKENS)")
     p.add_argument("-o", "--output", type=Path, default=None,
-                   help="output file (default: IN.translated.csv or IN.translated.xlsx)")
+                   help="output file (default: IN.translated.csv, .xlsx, or the document's suffix)")
     p.add_argument("--base-url", default=None, help="OpenAI-compatible server URL (default: "
                    "GLM1M_BASE_URL)")
     p.set_defaults(run=cmd_translate)
@@ -58,6 +62,10 @@ def cmd_translate(args: argparse.Namespace) -> int:
     max_tokens = settings.translate_max_tokens if args.max_tokens is None else args.max_tokens
     if concurrency < 1 or max_tokens < 1:
         return fail(said("cli_concurrency_least"))
+    from glm1m.doc_translation.formats import translates_in_place
+    if translates_in_place(args.input):
+        from glm1m.cli.translate_document import cmd_translate_document
+        return cmd_translate_document(args, settings, concurrency, max_tokens)
     try:
         inputs = [p for p in (args.input, args.glossary) if p]
         if args.output:  # before reading anything: the output must not be an input

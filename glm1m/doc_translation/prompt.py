@@ -1,0 +1,88 @@
+"""The prompts of a document's translation, as parts: the system message, the document part (the
+whole document, or the window of sections that holds the section), the glossary and the section.
+
+Every request of a document begins with the same system message and the same document part, so
+vLLM's prefix cache serves that part after its first request and each section costs only its own
+tokens. They are sent as chat text, not as token ids (documents/prompt_ids.py): its split of a
+prompt into the document's ids and the question's assumes one user message ending in
+"Question: …", and a section is a message of its own here; the cache serves the identical text
+the same way, only the template and tokenizer run again on each request (0.5-2.5 s on a 1M-token
+document, docs/benchmarks.md) - worth adding when long documents are translated on a GPU.
+The glossary pass asks with the same system message and document, so it is the request that
+fills the cache for the sections after it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from glm1m.doc_translation.sections import Section
+from glm1m.llm import Message
+
+GLOSSARY_ASK = (
+    "Before translating, list the terms and names of this document that must be translated the "
+    "same way everywhere (technical terms, product and program names, proper names), at most 40, "
+    "each with its translation into {target}. Keep a name as it is where it is not translated. "
+    "Reply with JSON only: {{\"terms\": [{{\"term\": \"...\", \"translation\": \"...\"}}]}}."
+)
+
+
+@dataclass(frozen=True)
+class DocumentPrompt:
+    """What every request about one document (or one window of it) shares, and the section last."""
+    target_language: str
+    source_language: str | None
+    document: str  # the document part: the sections' text, in order, between <document> tags
+    glossary: tuple[tuple[str, str], ...] = ()
+
+    def system(self) -> str:
+        source = f" from {self.source_language}" if self.source_language else ""
+        return (
+            f"You are a professional translator. The user sends a document, then one section of it. "
+            f"Translate only that section{source} into {self.target_language}, in keeping with the "
+            f"whole document. Reply with the translation only: no notes, no quotes, no document "
+            f"tags. Keep numbers, line breaks, Markdown markers, every HTML tag with its attributes "
+            f"exactly as written, and every placeholder like ⟦1⟧ exactly once.")
+
+    def document_message(self) -> Message:
+        text = self.document
+        if self.glossary:
+            terms = "\n".join(f"- {term} → {translation}" for term, translation in self.glossary)
+            text += f"\n\nAlways translate these terms exactly as given:\n{terms}"
+        return {"role": "user", "content": text}
+
+    def messages(self, section_text: str) -> list[Message]:
+        """The section's request: the shared prefix, then the section alone as the last message."""
+        return [{"role": "system", "content": self.system()}, self.document_message(),
+                {"role": "user", "content": section_text}]
+
+    def glossary_messages(self) -> list[Message]:
+        """The first pass: the same system message and document, then the request for terms."""
+        document: Message = {"role": "user", "content": self.document}
+        ask = GLOSSARY_ASK.format(target=self.target_language)
+        return [{"role": "system", "content": self.system()}, document,
+                {"role": "user", "content": ask}]
+
+
+def document_part(sections: Sequence[Section]) -> str:
+    """The sections' own text, in order: the document as the model reads it around a section."""
+    body = "\n\n".join(section.source for section in sections)
+    return f"<document>\n{body}\n</document>"
+
+
+GLOSSARY_SCHEMA = {
+    "type": "object",
+    "properties": {"terms": {"type": "array", "maxItems": 40, "items": {
+        "type": "object",
+        "properties": {"term": {"type": "string"}, "translation": {"type": "string"}},
+        "required": ["term", "translation"]}}},
+    "required": ["terms"],
+}
+
+
+def structured_glossary() -> dict[str, object]:
+    """The request's extra fields that hold the glossary's answer to its schema (vLLM's
+    structured outputs, as grid/answers.py asks a typed answer)."""
+    return {"structured_outputs": {"json": json.loads(json.dumps(GLOSSARY_SCHEMA))}}
