@@ -1,0 +1,116 @@
+"""A document's translation as batch work, with the scripted model: DOCX paragraphs (body, table
+cells) with their runs, a section the model fails on kept and marked, a second run that asks only
+the unfinished sections, and a document too long for the served context read in windows."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import zipfile
+from pathlib import Path
+
+from glm1m.doc_translation.job import DocJob, run_document
+from glm1m.doc_translation.prompt import GLOSSARY_ASK
+from glm1m.errors import ServerBusy
+from glm1m.translation.job import checkpoint_path
+from tests.support.documents import docx_with_body
+from tests.support.scripted_llm import ScriptedLlm, user_text
+
+ASK = GLOSSARY_ASK.split(",")[0]
+BOLD = "<w:rPr><w:b/></w:rPr>"
+
+
+def run(path: Path, llm: ScriptedLlm, out: Path, notes: list | None = None, **job: object):
+    said = notes if notes is not None else []
+    return asyncio.run(run_document(path, DocJob("German", **job), llm, out, on_note=said.append))
+
+
+def paragraphs(path: Path) -> list[str]:
+    """Each w:p's w:t texts, joined by "|" between w:t elements, in document order."""
+    with zipfile.ZipFile(path) as z:
+        xml = z.read("word/document.xml").decode()
+    return ["|".join(re.findall(r"<w:t[^>]*>([^<]*)</w:t>", p))
+            for p in re.findall(r"<w:p>.*?</w:p>", xml)]
+
+
+def test_docx_paragraphs_and_cells_go_in_their_first_run_and_mixed_runs_are_counted(tmp_path: Path) -> None:
+    body = ('<w:p><w:r><w:t>Plain paragraph.</w:t></w:r></w:p>'
+            f'<w:p><w:r><w:t xml:space="preserve">Mixed </w:t></w:r><w:r>{BOLD}<w:t>bold</w:t></w:r>'
+            '<w:r><w:t xml:space="preserve"> end.</w:t></w:r></w:p>'
+            '<w:p/>'
+            '<w:tbl><w:tr><w:tc><w:p><w:r><w:t>cell one</w:t></w:r></w:p></w:tc>'
+            '<w:tc><w:p><w:r><w:t>cell &amp; two</w:t></w:r></w:p></w:tc></w:tr></w:tbl>')
+    src = docx_with_body(tmp_path / "report.docx", body)
+    out = tmp_path / "report.de.docx"
+    summary = run(src, ScriptedLlm(), out)
+    assert summary.total == 4 and summary.complete
+    assert paragraphs(out) == ["PLAIN PARAGRAPH.", "MIXED BOLD END.||", "CELL ONE", "CELL &amp; TWO"]
+    assert [(n.key, n.fields) for n in summary.notes] == [("doc_tr_docx_formatting", {"count": 1})]
+    with zipfile.ZipFile(src) as a, zipfile.ZipFile(out) as b:
+        assert a.namelist() == b.namelist()
+        assert a.read("_rels/.rels") == b.read("_rels/.rels")
+        assert "<w:tbl><w:tr><w:tc>" in b.read("word/document.xml").decode()
+        assert BOLD in b.read("word/document.xml").decode()  # the run and its properties stay
+
+
+def test_a_failed_section_stays_in_the_original_marked_and_a_rerun_asks_only_it(tmp_path: Path) -> None:
+    src = tmp_path / "doc.md"
+    src.write_text("# Title\n\nFirst para.\n\nSecond para.\n\nThird para.\n", encoding="utf-8")
+    out = tmp_path / "doc.de.md"
+    broken = ScriptedLlm(fail=lambda text: ServerBusy(key="server_busy", status=503)
+                         if text == "Second para." else None)
+    first = run(src, broken, out, retries=0)
+    assert (first.translated, first.failed, first.complete) == (3, 1, False)
+    assert out.read_text(encoding="utf-8") == (
+        "# TITLE\n\nFIRST PARA.\n\nSecond para. <!-- glm1m: not translated: "
+        + ServerBusy(key="server_busy", status=503).in_language("en").replace("--", "- -")
+        + " -->\n\nTHIRD PARA.\n")
+    assert checkpoint_path(out).exists()
+    again = ScriptedLlm()
+    second = run(src, again, out)
+    assert [c.text for c in again.calls] == ["Second para."]  # the glossary was written: not asked
+    assert second.complete and second.resumed == 3
+    assert out.read_text(encoding="utf-8") == "# TITLE\n\nFIRST PARA.\n\nSECOND PARA.\n\nTHIRD PARA.\n"
+    assert not checkpoint_path(out).exists()
+
+
+def test_a_stopped_run_writes_the_finished_sections_and_marks_the_rest(tmp_path: Path) -> None:
+    src = tmp_path / "notes.txt"
+    src.write_text("one\n\ntwo\n\nthree\n", encoding="utf-8")
+    out = tmp_path / "notes.de.txt"
+
+    async def stop_midway() -> None:
+        llm = ScriptedLlm(hold=lambda text: text == "three")
+        task = asyncio.create_task(run_document(src, DocJob("German", concurrency=1), llm, out))
+        await llm.wait_finished(3)  # the glossary pass, "one", "two"
+        await llm.wait_started(4)
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
+
+    asyncio.run(stop_midway())
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith("ONE\n\nTWO\n\n⚠ glm1m: not translated: the job stopped before this section")
+    assert text.endswith("\nthree\n")
+    assert checkpoint_path(out).exists()
+
+
+def test_a_document_past_the_served_context_is_read_in_windows(tmp_path: Path) -> None:
+    src = tmp_path / "long.md"
+    src.write_text("\n\n".join(f"Paragraph {n} " + "word " * 200 for n in range(12)) + "\n",
+                   encoding="utf-8")
+    out = tmp_path / "long.de.md"
+    llm = ScriptedLlm(context=2048)  # about 260 tokens a paragraph: a window holds a few
+    notes: list = []
+    summary = run(src, llm, out, notes, max_tokens=256)
+    assert summary.complete
+    windows = [n for n in notes if n.key == "doc_tr_windows"]
+    assert windows and windows[0].fields["count"] > 1
+    asks = [c for c in llm.calls if user_text(c.messages).startswith(ASK)]
+    assert len(asks) == windows[0].fields["count"]  # one glossary pass per window
+    for call in llm.calls:
+        assert llm.count(call.messages[1]["content"]) < 2048 - 256
+        if not call.text.startswith(ASK):
+            assert call.text in call.messages[1]["content"]  # each section inside its window
