@@ -185,9 +185,10 @@ def cut_block(layout: TextLayout, block: list[str]) -> None:
     bodies: list[str] = []
     for line in bare:
         prefix = MARKER.match(line).group(0) if layout.markdown else INDENT.match(line).group(0)  # type: ignore[union-attr]
-        if layout.markdown and prefixes and not prefix.strip():
+        after_heading = bool(prefixes) and "#" in prefixes[0]  # a heading is one line
+        if layout.markdown and prefixes and not prefix.strip() and not after_heading:
             prefix = INDENT.match(line).group(0)  # type: ignore[union-attr]
-        elif layout.markdown and prefixes and prefix.strip():
+        elif layout.markdown and prefixes and (prefix.strip() or after_heading):
             layout.add(prefixes, bodies)
             layout.pieces.append(layout.newline)
             prefixes, bodies = [], []

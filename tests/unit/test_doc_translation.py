@@ -38,6 +38,9 @@ echo "code stays"
 
 > quoted words
 
+### Heading over a line
+A line right under it.
+
 
 Last paragraph.
 """
@@ -67,7 +70,8 @@ def test_markdown_keeps_its_structure_and_translates_only_the_human_text(tmp_pat
     expected = MARKDOWN
     for text in ["Getting started", "Install the *tool* with [pip]", "and run", "Read the guide.",
                  "first item", "second item with ![logo]", "continued here", "Name", "Meaning",
-                 "foo", "a thing", "quoted words", "Last paragraph."]:
+                 "foo", "a thing", "quoted words", "Heading over a line",
+                 "A line right under it.", "Last paragraph."]:
         expected = expected.replace(text, text.upper(), 1)
     assert out.read_text(encoding="utf-8") == expected
     sent = [c.text for c in llm.calls if not c.text.startswith(ASK)]
