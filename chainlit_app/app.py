@@ -21,6 +21,7 @@ from glm1m.chainlit_app import (
     leaving,
     metrics,
     origins,
+    refusals,
     session,
     settings_panel,
     shelf_panel,
@@ -155,6 +156,9 @@ async def on_message(message: cl.Message) -> None:
         if not message.elements:
             return
         text = ""  # files sent with it go as usual, without a question
+    if (refusals.was_refused(cl.context.session.id) and not message.elements and text.strip()
+            and not await refusals.send_anyway(session.lang())):
+        return
     if refused := file_only.refusal(session.lang(), text, message.metadata, len(message.elements or [])):
         await cl.ErrorMessage(content=refused, author="glm1m").send()
         return

@@ -33,6 +33,7 @@ from starlette.datastructures import Headers
 
 from glm1m.catalog import said
 from glm1m.chainlit_app.i18n import EN, language_of, t
+from glm1m.chainlit_app.refusals import say_refused
 from glm1m.documents.formats import FORMATS
 from glm1m.settings import Settings
 from glm1m.translation.formats import table_formats
@@ -235,7 +236,11 @@ def upload_guard(settings: Settings) -> APIRouter:
         if session is None:
             raise HTTPException(status_code=404, detail="Session not found")
         # The refusals are said in the page's language (a zh-CN browser reads Chinese).
-        file = await receive_file(request, settings, language_of(session.language))
+        try:
+            file = await receive_file(request, settings, language_of(session.language))
+        except HTTPException as refused:
+            await say_refused(session, str(refused.detail))
+            raise
         return await chainlit_upload_file(current_user=current_user, session_id=session_id,
                                           file=file, ask_parent_id=ask_parent_id)
 

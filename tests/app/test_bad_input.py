@@ -130,5 +130,45 @@ async def test_a_file_over_its_limit_or_of_another_type_is_refused_before_it_is_
     assert reply.status_code == 415 and is_sentence(reply.json()["detail"])
     assert "archive.zip is not a file glm1m reads" in reply.json()["detail"]
     await chat.change_settings({"system_prompt": "", "temperature": 1.0, "max_tokens": 8})
-    start = await chat.ask("still there?")  # and the chat goes on
+    start = await chat.ask("still there?")  # and the chat goes on, once sent without the file
+    await past_the_hold(chat, start)
     assert chat.answers(start)
+
+
+async def past_the_hold(chat: ChainlitSession, start: int) -> None:
+    """Chainlit ends the task while it asks (task_end, then the ask, then task_start again): wait
+    for the task that the choice resumes to end too."""
+    asked = await chat.wait_for(lambda e: e.name == "ask", 60, start)
+    resumed = await chat.wait_for(lambda e: e.name == "task_start", 60, chat.index(asked))
+    await chat.wait_for(lambda e: e.name == "task_end", 300, chat.index(resumed))
+
+
+async def test_a_refused_upload_stays_in_the_chat_and_holds_the_question_after_it(
+        app, chat: ChainlitSession) -> None:
+    """Issue 34, item 3: the page's notice of a refused file was a toast of a few seconds, and the
+    question typed after it went out without the file. Now the refusal is a message in the chat,
+    and the next question without a file waits: attach another, or send it without."""
+    await chat.change_settings({"system_prompt": "", "temperature": 1.0, "max_tokens": 8})
+    start = chat.mark()
+    assert (await post_streamed(chat, "archive.zip", "application/zip", MB)).status_code == 415
+    await chat.wait_for(lambda e: e.name == "new_message" and e.data.get("isError")
+                        and "archive.zip is not a file glm1m reads" in (e.data.get("output") or ""),
+                        30, start)
+    chat.choose_action = lambda actions: next(a for a in actions if a["label"] == "Attach another")
+    app.proxy.reset()
+    start = await chat.ask("What does the archive say?")
+    await past_the_hold(chat, start)
+    held = next(e.data["msg"]["output"] for e in chat.events[start:] if e.name == "ask")
+    assert "The file you attached last was not taken" in held
+    said = [m.get("output") or "" for m in chat.messages(start)]
+    assert any("Attach the file with the paperclip" in line for line in said), said
+    assert not [r for r, *_ in app.proxy.journal if "messages" in r]  # nothing went to the model
+
+    assert (await post_streamed(chat, "archive.zip", "application/zip", MB)).status_code == 415
+    chat.choose_action = lambda actions: next(a for a in actions if a["label"] == "Send without it")
+    start = await chat.ask("Then just say hello.")
+    await past_the_hold(chat, start)
+    assert chat.answers(start)
+    assert app.proxy.journal[-1][0]["messages"][-1]["content"] == "Then just say hello."
+    start = await chat.ask("And again.")  # the hold was for the one question after the refusal
+    assert not [e for e in chat.events[start:] if e.name == "ask"] and chat.answers(start)
