@@ -4,6 +4,7 @@ HTML's <h1>-<h6>, an EPUB's table of contents and FB2's sections."""
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -33,6 +34,56 @@ WORDS = re.compile(r"\W+")
 # because a page's own rule (pre.x { white-space: pre }) outranks a plain user rule. A single
 # word wider than the page is still cut: MuPDF 1.28 breaks no word, in <pre> or <p>.
 KEEP_LONG_LINES = ("pre, pre *, xmp, listing, plaintext { white-space: pre-wrap !important }")
+
+# MuPDF 1.28.5 (PyMuPDF 2.0) decodes an HTML page's character references twice: its HTML5 parser
+# decodes them, then each text node goes through its XML entity decoding again, so `&amp;lt;`
+# read "<" where a browser shows "&lt;", and `AT&amp;amp;T` "AT&T" (Python-Markdown's test pages,
+# issue 33). Measured: the second pass knows HTML 4's names and numeric references, only with
+# their ";" (`&amp;lt` and `&amp;foo;` stayed), runs once (`&amp;amp;amp;` read "&amp;"), in
+# text, <pre>, <code>, <textarea>, <noscript>, headings and the outline alike; raw text (<xmp>,
+# <plaintext>, <iframe>, <noembed>, <style>, <script>), which HTML leaves undecoded, gets that
+# pass alone. So each "&" a browser shows is written `&amp;amp;` in text (the first decode leaves
+# `&amp;`, the second "&") and `&amp;` in raw text; other references, tags, attributes and
+# comments stay as written. Reading the page as "xhtml" instead is no fix: a page that is not
+# well-formed XML falls back to the same HTML reading, and one with two roots kept only the first.
+# A tag or comment (HTML5's tokenizer: quotes only after "=", one left open at the end runs to it).
+MARKUP = re.compile(r"<!--(?:-?>|.*?(?:--!?>|\Z))|<[!?][^>]*>?|</[^>]*(?:>|\Z)"
+                    r"|<([A-Za-z][^\t\n\f />]*)(?:=\s*(?:\"[^\"]*\"|'[^']*')|[^>])*+(?:>|\Z)",
+                    re.DOTALL)
+RAW_TEXT = {"script", "style", "xmp", "iframe", "noembed", "noframes", "plaintext"}
+ESCAPABLE_RAW_TEXT = {"textarea", "title"}  # references decoded, tags not
+REFERENCE = re.compile(r"&(?:#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[^\t\n\f <&#;]{1,32};?)?")
+
+
+def shown_ampersand(reference: re.Match[str]) -> str:
+    """A reference as written, unless what HTML reads there begins with "&" (a bare one, `&amp;`,
+    `&#38;`, `&ampx`): then that "&" written so MuPDF's two decodes leave it."""
+    read = html.unescape(reference.group())
+    return "&amp;amp;" + read[1:] if read.startswith("&") else reference.group()
+
+
+def decoded_once(page: str) -> str:
+    """The page written so MuPDF shows what a browser shows (see above)."""
+    out: list[str] = []
+    at = 0
+    while at < len(page):
+        found = MARKUP.search(page, at)
+        end = found.start() if found else len(page)
+        out.append(REFERENCE.sub(shown_ampersand, page[at:end]))
+        if found is None:
+            break
+        out.append(found.group())
+        at = found.end()
+        name = (found.group(1) or "").lower()
+        if name in RAW_TEXT or name in ESCAPABLE_RAW_TEXT:
+            closing = (re.compile(rf"</{name}[\t\n\f />]", re.IGNORECASE).search(page, at)
+                       if name != "plaintext" else None)
+            end = closing.start() if closing else len(page)
+            text = page[at:end]
+            out.append(text.replace("&", "&amp;") if name in RAW_TEXT
+                       else REFERENCE.sub(shown_ampersand, text))
+            at = end
+    return "".join(out)
 
 
 @dataclass(frozen=True)
@@ -132,7 +183,8 @@ def read_reflowing(path: Path, filetype: str, name: str, on_progress: OnProgress
 
     pymupdf.mupdf.fz_set_user_css(KEEP_LONG_LINES)
     try:
-        doc = (pymupdf.open(stream=html_as_utf8(path, name, DocumentError), filetype=filetype)
+        page = html_as_utf8(path, name, DocumentError).decode("utf-8") if filetype == "html" else ""
+        doc = (pymupdf.open(stream=decoded_once(page).encode("utf-8"), filetype=filetype)
                if filetype == "html" else open_document(path, filetype))
     except MUPDF_ERRORS as error:
         raise DocumentError(key="doc_cannot_open", name=name, kind=filetype.upper()) from error
