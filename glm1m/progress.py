@@ -48,6 +48,7 @@ class Progress:
     total: int
     unit: str  # what is counted, an id of the catalog's units: "pages", "rows", "parts", ...
     failed: int = 0  # of `done`, the units that failed
+    marked: int = 0  # of `done`, units with a result that is marked (a grid's ⚠ cells): not failed
     resumed: int = 0  # of `done`, the units a resumed job found already finished
     started: float = field(default_factory=time.monotonic)  # when this run of the stage began
     in_flight: int = 0  # units sent to the model server and not finished yet
@@ -99,7 +100,8 @@ class Progress:
     def details(self, lang: str = EN) -> str:
         """What follows the counts: ` (1 failed), 64 in flight — 2,310 tokens, 410 tokens/s,
         3.1 rows/s, about 93 s left`; each part once it is known ("" for none)."""
-        text = render(lang, "p_failed", count=self.failed) if self.failed else ""
+        text = render(lang, "p_marked", count=self.marked) if self.marked else ""
+        text += render(lang, "p_failed", count=self.failed) if self.failed else ""
         if self.in_flight:
             text += render(lang, "p_in_flight", count=self.in_flight)
         known = self.known(lang)

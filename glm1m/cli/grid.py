@@ -3,7 +3,8 @@ the same questions asked of every document, one table back: a row a document, a 
 question, each cell the answer and its citations; the passages cited on a sheet of their own.
 Progress per cell on stderr.
 
-Exit 0 when every cell is answered; 1 when some are marked (an answer not of its type, a citation
+Exit 0 when every cell is answered (a typed question the document does not answer shows "not in
+the document": answered, not marked); 1 when some are marked (an answer not of its type, a citation
 of a location the document lacks, a document that could not be read, a failed request: the table
 is written, they begin with "⚠ " and the problems sheet says why); 2 with one line on stderr when
 nothing could start (bad input, server unreachable); 130 when stopped with Ctrl-C (finished

@@ -2,7 +2,10 @@
 the answer read back into a cell's text, or the reason it cannot be.
 
 A typed question's answer is {"answer": <value of its type>, "citations": ["[p. 12]", …]}; the
-cell is the value and its citations as the model wrote them ("42 [p. 12]"). vLLM 0.32 takes the
+cell is the value and its citations as the model wrote them ("42 [p. 12]"). The value may be null:
+the document does not answer it. Without that way out the schema made the model give a value of
+the type anyway (a number for a document without one), so such a cell is the catalog's "not in
+the document" (Read.absent), neither an answer nor a marked one. vLLM 0.32 takes the
 schema as `structured_outputs: {"json": …}` in the request's body, on /v1/chat/completions and
 /v1/completions alike (its `guided_json` is gone); a document read part by part (map-reduce,
 look-up) is asked in prose with the same instruction, since the schema would hold every part's
@@ -40,10 +43,15 @@ NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 ISO_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 
 
+NOT_ANSWERED = ("If the document does not answer it, say plainly that the document does not say, "
+                "and nothing else.")
+
+
 def schema(kind: AnswerType) -> dict[str, Any]:
-    """The JSON schema of a typed answer: its value and the citations it rests on."""
+    """The JSON schema of a typed answer: its value (null: the document does not answer it) and
+    the citations it rests on."""
     return {"type": "object",
-            "properties": {"answer": VALUE_SCHEMA[kind],
+            "properties": {"answer": {"anyOf": [VALUE_SCHEMA[kind], {"type": "null"}]},
                            "citations": {"type": "array", "items": {"type": "string"}}},
             "required": ["answer", "citations"], "additionalProperties": False}
 
@@ -56,9 +64,10 @@ def structured(kind: AnswerType) -> dict[str, Any]:
 def asked(question: Question, kind: Kind) -> str:
     """The question as sent: a typed one says the JSON it wants, with the document's citations."""
     if question.type is None:
-        return question.text
-    return (f"{question.text}\nReply with JSON only: {{\"answer\": {SHAPE[question.type]}, "
-            f"\"citations\": the locations it rests on, each as {kind.cite_how}}}.")
+        return f"{question.text}\n{NOT_ANSWERED}"
+    return (f"{question.text}\nReply with JSON only: {{\"answer\": {SHAPE[question.type]}, or null "
+            f"if the document does not answer it, \"citations\": the locations it rests on, each as "
+            f"{kind.cite_how}}}.")
 
 
 @dataclass(frozen=True)
@@ -66,6 +75,7 @@ class Read:
     """An answer read for its cell: the text to show, and why it is marked (None: it is not)."""
     text: str
     problem: Said | None = None
+    absent: bool = False  # the model said the document does not answer it (a null value)
 
 
 def read_answer(question: Question, reply: str) -> Read:
@@ -81,6 +91,8 @@ def read_answer(question: Question, reply: str) -> Read:
         return from_prose(question.type, reply)
     if not isinstance(data, dict) or "answer" not in data:
         return Read(reply, said("grid_problem_not_json", type=question.type.value))
+    if data["answer"] is None:
+        return Read("", absent=True)
     value = shown(question.type, data["answer"])
     citations = data.get("citations") or []
     if not isinstance(citations, list) or not all(isinstance(c, str) for c in citations):

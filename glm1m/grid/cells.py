@@ -34,6 +34,12 @@ class Cell:
     problems: tuple[str, ...] = ()  # why it is marked, in the job's language; () it is not
     failed: bool = False  # no answer came (the server's error): a rerun asks it again
     passages: tuple[Passage, ...] = ()
+    absent: bool = False  # the document does not answer it: text is the catalog's sentence
+
+    @property
+    def marked(self) -> bool:
+        """Answered, but with a problem (not of its type, a citation the document lacks)."""
+        return bool(self.problems) and not self.failed
 
 
 @dataclass(frozen=True)
@@ -101,6 +107,8 @@ async def ask_cell(opened: Opened, question: Question, job: Asking, first: bool)
     except UserFacingError as error:
         return Cell("", (error.in_language(job.lang),), failed=True)
     read = read_answer(question, "".join(pieces))
+    if read.absent:
+        return Cell(render(job.lang, "grid_not_in_document"), absent=True)
     problems: list[Said] = [read.problem] if read.problem is not None else []
     if wrong := missing(doc.text, read.text):
         problems.append(said("grid_problem_citation", citations=" ".join(wrong)))

@@ -92,7 +92,8 @@ def row_of(record: dict[str, Any]) -> Row | None:
     """asdict(row)'s inverse; None for a record it did not write."""
     try:
         cells = tuple(Cell(c["text"], tuple(c["problems"]), c["failed"],
-                           tuple(Passage(**p) for p in c["passages"])) for c in record["cells"])
+                           tuple(Passage(**p) for p in c["passages"]), c.get("absent", False))
+                      for c in record["cells"])
         return Row(record["document"], record["key"], cells, record["problem"])
     except (KeyError, TypeError):
         return None

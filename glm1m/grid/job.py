@@ -43,11 +43,12 @@ class Summary:
     def said(self, questions: int) -> Said:
         cells = self.cells
         failed = sum(cell.failed for cell in cells)
-        marked = sum(bool(cell.problems) and not cell.failed for cell in cells)
+        marked = sum(cell.marked for cell in cells)
+        absent = sum(cell.absent for cell in cells)
         unread = sum(row.problem is not None for row in self.rows)
-        return said("cli_grid_done", cells=len(self.rows) * questions, answered=len(cells) - failed,
-                    marked=marked, failed=failed + unread * questions, unread=unread,
-                    output=self.output)
+        return said("cli_grid_done", cells=len(self.rows) * questions,
+                    answered=len(cells) - failed - marked - absent, absent=absent, marked=marked,
+                    failed=failed + unread * questions, unread=unread, output=self.output)
 
 
 async def run_grid(documents: tuple[Path, ...], asking: Asking, output: Path, concurrency: int,
@@ -65,17 +66,21 @@ async def run_grid(documents: tuple[Path, ...], asking: Asking, output: Path, co
             rows: dict[int, Row] = {i: row for i, key in enumerate(keys)
                                     if (row := checkpoint.finished(key)) is not None}
             resumed = len(rows) * questions
-            state = {"done": resumed, "failed": 0, "in_flight": 0}
+            # Of the cells done, marked (⚠: answered, but not of its type or citing a location the
+            # document lacks) and failed (no answer: a rerun asks it again) are said apart.
+            state = {"done": resumed, "failed": 0, "marked": 0, "in_flight": 0}
             started = Progress(Stage.ASKING, resumed, total, unit="cells", resumed=resumed).started
 
             def show() -> None:
                 on_progress(Progress(Stage.ASKING, state["done"], total, unit="cells",
-                                     failed=state["failed"], resumed=resumed, started=started,
+                                     failed=state["failed"], marked=state["marked"],
+                                     resumed=resumed, started=started,
                                      in_flight=state["in_flight"]))
 
             def on_cell(cell: Cell) -> None:
                 state["done"] += 1
-                state["failed"] += bool(cell.problems or cell.failed)
+                state["failed"] += cell.failed
+                state["marked"] += cell.marked
                 show()
 
             limit = asyncio.Semaphore(concurrency)
