@@ -57,15 +57,26 @@ async def read_documents(files: Sequence[Upload], question: str) -> None:
     lang = state.lang
     door = PageDoor(lang, state.documents)
     to: Sending | None = None  # the server the first question goes to; the shelf notes its read
-    if state.documents is None and len(files) == 1:
-        opened = await open_file(files[0].path, files[0].name, user_shelf(), ReadOptions.of(settings),
-                                 llm(), settings, state.params.max_tokens, door)
-        documents, doc, to = DocumentSet((opened.shelved.text,)), opened.doc, opened.to
-    else:
-        together = await open_files([(f.path, f.name) for f in files], user_shelf(),
-                                    ReadOptions.of(settings), llm(), settings, state.params.max_tokens,
-                                    door, state.documents)
-        documents, doc, to = together.documents, together.doc, together.to
+    began = time.monotonic()
+    try:
+        with says_own_stop():
+            if state.documents is None and len(files) == 1:
+                opened = await open_file(files[0].path, files[0].name, user_shelf(),
+                                         ReadOptions.of(settings), llm(), settings,
+                                         state.params.max_tokens, door)
+                documents, doc, to = DocumentSet((opened.shelved.text,)), opened.doc, opened.to
+            else:
+                together = await open_files([(f.path, f.name) for f in files], user_shelf(),
+                                            ReadOptions.of(settings), llm(), settings,
+                                            state.params.max_tokens, door, state.documents)
+                documents, doc, to = together.documents, together.doc, together.to
+    except asyncio.CancelledError:
+        # Stopped while reading or counting: the line that said "Counting tokens of …" says it
+        # stopped, once (not Chainlit's line too), instead of standing there as if still at work.
+        stopped = t(lang, "doc_stopped", name=", ".join(f.name for f in files),
+                    seconds=seconds_words(time.monotonic() - began))
+        await (door.status.finish(stopped) if door.status is not None else say(stopped))
+        raise
     await take_up(documents, doc, door)
     asked = question.strip() or (SUMMARY_REQUEST if len(documents.documents) == 1 else SET_SUMMARY_REQUEST)
     # A set's first read teaches no clock (asking.ask), noted on the shelf or not.

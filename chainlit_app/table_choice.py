@@ -34,8 +34,13 @@ def say(key: str, **fields: object) -> str:
     return t(ZH if chinese() else EN, key, **fields)
 
 
-def joined(labels: Iterable[str]) -> str:
-    return ("、" if chinese() else ", ").join(labels)
+def joined(labels: Iterable[str], zh: bool | None = None) -> str:
+    """"a, b"; a name that holds a comma (or, in Chinese, 、 or ，) is quoted, so "Chosen: x, y" is
+    one list however the columns are named: “City, State”, Zip. `zh`: None, the page's language."""
+    zh = chinese() if zh is None else zh
+    separators = (",", "、", "，") if zh else (",",)
+    return ("、" if zh else ", ").join(
+        f"“{label}”" if any(s in label for s in separators) else label for label in labels)
 
 
 async def choose_table(path: Path, name: str) -> TableSource:

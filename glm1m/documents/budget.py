@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from glm1m.catalog import EN, Said, said
-from glm1m.documents.limits import check_tokens, pieces
+from glm1m.documents.limits import PIECE_CHARS, check_tokens, pieces
 from glm1m.documents.pages import DocumentText, Kind
 from glm1m.errors import DocumentError
 from glm1m.llm import Llm
@@ -95,12 +95,17 @@ async def measure(doc: DocumentText, llm: Llm, threshold: int,
     for it). Raises LimitReached once the count passes `max_tokens` (None: counts it all)."""
     pages = [f"{page.marked()}\n\n" for page in doc.pages]
     chars = sum(len(p) for p in pages)
+    # A location longer than a piece (a 60 MB text without headings is one section) is counted
+    # in many calls: then the line counts characters, which move with each call, where "0 of 1
+    # sections" stood still for minutes.
+    by_chars = any(len(p) > PIECE_CHARS for p in pages)
     tokens = counted_chars = 0
     for piece, done in pieces(pages, most_texts=TOKENIZE_PAGES_PER_CALL):
         tokens += await llm.count_text_tokens(piece)
         counted_chars += len(piece)
         if max_tokens is not None:
             check_tokens(tokens, doc.name, max_tokens, counted_chars, chars)
-        on_progress(Progress(Stage.COUNTING, done, len(pages), unit=doc.kind.unit))
+        on_progress(Progress(Stage.COUNTING, counted_chars, chars, unit="characters") if by_chars
+                    else Progress(Stage.COUNTING, done, len(pages), unit=doc.kind.unit))
     return Budget(pages=len(doc.pages), tokens=tokens, chars=chars,
                   max_model_len=await llm.max_model_len(), threshold=threshold, unit=doc.kind.unit)

@@ -7,6 +7,7 @@ import re
 import pytest
 from playwright.sync_api import Page
 
+from glm1m.catalog import EN, render
 from tests.browser.conftest import ask, open_chat, screenshot
 from tests.support.metrics import eventually, running
 
@@ -125,5 +126,10 @@ def test_a_prefill_of_three_minutes_keeps_the_page_alive_and_the_whole_answer_ar
     assert app.proxy.completions_reached(1).wait(300), "the answer never finished"
     sent = words(app.proxy.streamed_text())
     page.wait_for_selector("#stop-button", state="detached", timeout=60_000)  # the task has ended
-    assert words(page.locator(ANSWERS).last.inner_text()) == sent  # the whole answer is on the page
+    # The whole answer is on the page, and under it the demo's line citing the pages it sent (the
+    # demo model cites nothing: chainlit_app/passages.py demo_cited).
+    # (A citation shows as its passage's link, which the page may draw capitalised: "P. 1".)
+    demo = words(render(EN, "demo_cites", citations="[p. 1] [p. 2]").lower())
+    shown = words(page.locator(ANSWERS).last.inner_text())
+    assert shown[:len(sent)] == sent and [w.lower() for w in shown[len(sent):]] == demo
     assert not page.locator("text=/could not reach|lost the connection/i").count()

@@ -16,7 +16,7 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from glm1m.catalog import ZH
+from glm1m.catalog import EN, ZH
 from glm1m.documents import limits
 from glm1m.documents.answer import open_document
 from glm1m.documents.budget import measure
@@ -221,6 +221,22 @@ async def test_a_long_text_is_counted_in_pieces_of_bounded_size_that_add_up_to_i
     assert all(piece.endswith("word") for piece in llm.counted[:-1])  # cut before a space
     assert budget.tokens == sum(map(llm.count, llm.counted))
     assert budget.chars == len(doc.pages[0].marked()) + 2
+
+
+async def test_counting_a_long_text_reports_characters_that_move_with_each_call() -> None:
+    """Issue 34, item 5: a 60 MB text is one section; its count stood at "0 of 1 sections" for
+    minutes. Counted in pieces, the line counts characters, and each call moves it."""
+    seen: list[Progress] = []
+    doc = one_paragraph(1_000_000)
+    await measure(doc, ScriptedLlm(), threshold=1000, on_progress=seen.append)
+    assert [p.unit for p in seen] == ["characters"] * 6
+    assert [p.done for p in seen] == sorted({p.done for p in seen})  # each call moves it
+    assert seen[-1].done == seen[-1].total == len(doc.pages[0].marked()) + 2
+    assert seen[0].line(EN) == f"counting tokens: {seen[0].done:,} of {seen[0].total:,} characters"
+    pages = DocumentText("short.pdf", tuple(Page(n, "word " * 100, Kind.PAGE) for n in (1, 2)), 2)
+    seen.clear()
+    await measure(pages, ScriptedLlm(), threshold=1000, on_progress=seen.append)
+    assert seen[-1].unit == "pages" and (seen[-1].done, seen[-1].total) == (2, 2)  # as before
 
 
 def test_pieces_cut_at_line_ends_first_and_keep_short_texts_together() -> None:

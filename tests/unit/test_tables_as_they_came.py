@@ -205,3 +205,12 @@ async def test_a_cell_longer_than_the_served_context_says_so(
     assert (summary.translated, summary.failed) == (1, 1)
     assert records(out)[2][2:] == ["", says]
     assert "new chat" not in says.lower() and "新建对话" not in says
+
+
+def test_the_pages_list_of_chosen_columns_quotes_a_name_that_holds_its_separator() -> None:
+    """"Chosen: City, State, Zip" was two columns or three; the CLI quoted names, the page did not."""
+    from glm1m.chainlit_app.table_choice import joined
+
+    assert joined(["City, State", "Zip"], zh=False) == "“City, State”, Zip"
+    assert joined(["内容", "备注"], zh=True) == "内容、备注"  # nothing to quote: as before
+    assert joined(["省、市", "邮编"], zh=True) == "“省、市”、邮编"
