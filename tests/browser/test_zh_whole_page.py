@@ -40,8 +40,10 @@ TEXTS = r"""() => {
     const e = n.parentElement;
     if (!e || !n.textContent.trim() || ['SCRIPT', 'STYLE', 'NOSCRIPT'].includes(e.tagName)) continue;
     if (hidden(e)) continue;
-    // A PDF's own text (the preview's text layer) and a file icon's suffix count as code.
-    const code = !!e.closest('pre, code, kbd, .react-pdf__Page, svg');
+    // A PDF's own text (the preview's text layer), a cited passage's (the side view Chainlit
+    // opens beside an answer: the document's words, English here) and a file icon's suffix
+    // count as code.
+    const code = !!e.closest('pre, code, kbd, .react-pdf__Page, svg, #side-view-content');
     const message = e.closest('.message-content');
     const step = e.closest('button');
     out.push({text: n.textContent, code: code, where: e.outerHTML.slice(0, 160),
