@@ -6,12 +6,10 @@ from __future__ import annotations
 import argparse
 
 from glm1m.catalog import said
+from glm1m.cli.exposure import LOOPBACK, OPEN_ROUTES
 from glm1m.cli.output import fail, say
 from glm1m.errors import StartFailed, UserFacingError
 from glm1m.settings import Settings
-
-# What answers on the router's port without any key (measured on vllm-router 0.1.17).
-OPEN_ROUTES = "/health, /readiness, /metrics, /workers, /list_workers and /add_worker"
 
 
 def add_command(commands: argparse._SubParsersAction) -> None:
@@ -39,7 +37,6 @@ def add_command(commands: argparse._SubParsersAction) -> None:
 
 
 def check_exposure(host: str, expose: bool) -> None:
-    from glm1m.cli.serve import LOOPBACK
     from glm1m.errors import PlanError
 
     if host in LOOPBACK:

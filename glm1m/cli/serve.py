@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from glm1m.catalog import Said, said
+from glm1m.cli.exposure import LOOPBACK, OPEN_ENDPOINTS, OPEN_ROUTES
 from glm1m.cli.output import fail, say
 from glm1m.cli.plan import add_layout_arg
 from glm1m.errors import PlanError, StartFailed, UserFacingError
@@ -16,10 +17,6 @@ from glm1m.server.launch import DEFAULT_MODEL, ServeOptions
 from glm1m.server.profile import PROFILES
 from glm1m.server.replicas import Stack
 from glm1m.settings import Settings
-
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
-# What answers without the key (server/middleware/glm1m_route_guard.py guards every other route).
-OPEN_ENDPOINTS = "/health, /ping and /metrics"
 
 
 def add_command(commands: argparse._SubParsersAction) -> None:
@@ -203,7 +200,6 @@ def serve_replicas(args: argparse.Namespace, options: ServeOptions, settings: Se
 
     procs: list[subprocess.Popen] = []
     if options.host not in LOOPBACK:
-        from glm1m.cli.router import OPEN_ROUTES
         say(said("cli_replicas_exposed", host=options.host, open=OPEN_ROUTES))
     try:
         stack = plan_replicas(args, options, settings)

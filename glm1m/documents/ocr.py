@@ -220,7 +220,7 @@ def work(job: Job, number: int, tasks: multiprocessing.Queue, results: multiproc
     quiet(log)
     import pymupdf
 
-    from glm1m.documents.pdf import MUPDF_ERRORS
+    from glm1m.documents.mupdf import MUPDF_ERRORS
 
     # FzErrorLibrary: Tesseract itself failed ("language initialisation failed"), not the page.
     library = getattr(getattr(pymupdf, "mupdf", None), "FzErrorLibrary", ())
@@ -265,7 +265,7 @@ def lines_of(words: list[tuple]) -> str:
     height of each other form a line, left to right; a gap of more than a line's height between
     lines is a paragraph break. (Reading a page with sort=True instead interleaved the lines of a
     scanned Chinese man page where tabs left wide gaps.)"""
-    from glm1m.documents.pdf import normalise
+    from glm1m.documents.mupdf import normalise
 
     placed = sorted(((w[1] + w[3]) / 2, w[3] - w[1], w[0], str(w[4])) for w in words if str(w[4]).strip())
     lines: list[tuple[float, float, list[tuple[float, str]]]] = []  # middle, height, (x, word)

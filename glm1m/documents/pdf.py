@@ -5,7 +5,6 @@ here imports Chainlit."""
 from __future__ import annotations
 
 import os
-import re
 import zlib
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -15,6 +14,7 @@ import pymupdf
 
 from glm1m.catalog import said
 from glm1m.documents.garble import is_garbled
+from glm1m.documents.mupdf import MUPDF_ERRORS, normalise
 from glm1m.documents.ocr import OcrMode, OcrOptions, ocr_pages
 from glm1m.documents.pages import DocumentText, Page, spans
 from glm1m.documents.vertical import page_text
@@ -23,14 +23,6 @@ from glm1m.progress import OnProgress, Progress, Stage, ignore
 
 MB = 1024 * 1024  # Chainlit's upload limit (max_size_mb) counts megabytes this way too
 HEADER_WINDOW = 1024  # readers accept junk before "%PDF-" within the first 1 KB (PDF 1.7, H.3)
-TRAILING_SPACE = re.compile(r"[ \t]+$", re.MULTILINE)  # ASCII only: U+3000 may be deliberate
-MANY_BLANK_LINES = re.compile(r"\n{4,}")  # 4 newlines = 3 blank lines
-CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # all but tab and line feed (MuPDF ends lines so)
-# What MuPDF raises: FileDataError (a RuntimeError) for unparseable bytes, plain RuntimeError
-# ("Invalid number of pages") and ValueError from other broken structures, and since PyMuPDF
-# 1.24 its own FzError* classes, which are not RuntimeErrors ("cycle in page tree": FzErrorFormat).
-MUPDF_ERRORS: tuple[type[Exception], ...] = (
-    RuntimeError, ValueError, getattr(getattr(pymupdf, "mupdf", None), "FzErrorBase", RuntimeError))
 INFLATE_ERRORS: tuple[type[Exception], ...] = (*MUPDF_ERRORS, zlib.error)
 
 
@@ -243,14 +235,6 @@ def lost_in_repair(doc: pymupdf.Document, index: int) -> bool:
     except INFLATE_ERRORS:
         return True
     return False
-
-
-def normalise(text: str) -> str:
-    """Control characters out (a font whose Unicode map a damaged file lost gives its glyph
-    numbers as U+0000-U+001F: pdf.js's issue9418.pdf came out as NULs and ^B ^C ...), trailing
-    spaces off each line, runs of 3+ blank lines cut to 2; nothing else touched."""
-    text = TRAILING_SPACE.sub("", CONTROL.sub("", text))
-    return MANY_BLANK_LINES.sub("\n\n\n", text).strip("\n")
 
 
 def damaged(name: str, pages: int | tuple[int, ...] | list[int] | None = None) -> DocumentError:

@@ -13,8 +13,9 @@ from pathlib import Path
 import pymupdf
 
 from glm1m.documents.limits import check_laid_out
+from glm1m.documents.mupdf import MUPDF_ERRORS, normalise
 from glm1m.documents.pages import DocumentText
-from glm1m.documents.pdf import MUPDF_ERRORS, damaged, normalise
+from glm1m.documents.pdf import damaged
 from glm1m.documents.sections import Block, document
 from glm1m.errors import DocumentError
 from glm1m.progress import OnProgress, Progress, Stage, ignore

@@ -1,20 +1,24 @@
 """CSV files out: the input's lines unchanged (a title or comment above the header too), the
 translations and translation_error beside the header's columns, written chunk by chunk as the input
 is read again (never whole), every cell a spreadsheet would run as a formula neutralised. Reading is
-in table.py."""
+in table.py, which hands the chunks in."""
 
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import islice
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from glm1m.errors import CsvError
+from glm1m.translation.cells import FIELD_LIMIT, NUMBER
 from glm1m.translation.fanout import Result
-from glm1m.translation.table import FIELD_LIMIT, NUMBER, CsvSource, read_chunks
+
+if TYPE_CHECKING:  # only named: table.py hands the source and its chunks in, and imports this lazily
+    from glm1m.translation.table import CsvSource
 
 # Excel and LibreOffice run a cell starting with one of these as a formula: OWASP's CSV-injection
 # list (=, +, -, @, TAB, CR), and NUL from OWASP ASVS 5.0 (requirement 1.2.10).
@@ -32,13 +36,14 @@ def csv_headers(source: CsvSource, language: str) -> list[str]:
     return translation_columns(source.columns, source.chosen, language)
 
 
-def write_csv(source: CsvSource, results: Mapping[int, Result], into: Path, language: str,
-              not_reached: str) -> None:
-    """The input's columns unchanged plus the translations and translation_error. The chunk
-    writer is looked up here as it runs: a test fills the disk through it."""
+def write_csv(source: CsvSource, chunks: Iterable[pd.DataFrame], results: Mapping[int, Result],
+              into: Path, language: str, not_reached: str) -> None:
+    """The input's columns unchanged plus the translations and translation_error, beside each of
+    `chunks` (the input read again: table.read_chunks). The chunk writer is looked up here as it
+    runs: a test fills the disk through it."""
     headers, count, index = csv_headers(source, language), len(source.chosen), 0
     above = rows_above(source)  # a title, comments: lines of the output as they were of the input
-    for n, chunk in enumerate(read_chunks(source)):
+    for n, chunk in enumerate(chunks):
         translations: list[list[str]] = [[] for _ in headers]
         errors = []
         for _ in range(len(chunk)):

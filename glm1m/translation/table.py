@@ -1,9 +1,10 @@
 """CSV files in, the CSV TableSource (source.py) and its FORMAT: the encoding (glm1m.encoding),
 the delimiter and the header row found, streaming chunks with every row checked against the
-header, the columns to translate, glossaries. The Excel-safe export is csv_output.py. Rows are
-split by Python's csv module (pandas guessed an index column when a row was one field longer than
-the header, and renamed empty and repeated header cells); chunks are pandas frames. Nothing here
-imports Chainlit."""
+header, the columns to translate, glossaries. The Excel-safe export is csv_output.py, handed the
+chunks read again (it names CsvSource only for mypy; what both take of a cell is cells.py). Rows
+are split by Python's csv module (pandas guessed an index column when a row was one field longer
+than the header, and renamed empty and repeated header cells); chunks are pandas frames. Nothing
+here imports Chainlit."""
 
 from __future__ import annotations
 
@@ -23,13 +24,13 @@ import pandas as pd
 from glm1m.catalog import EN, Said, said
 from glm1m.encoding import detect_encoding as find_encoding, encoding_name
 from glm1m.errors import CsvError
+from glm1m.translation.cells import FIELD_LIMIT, NUMBER
 from glm1m.translation.source import Reading, TableFormat, TableSource, stamp
 
 if TYPE_CHECKING:
     from glm1m.translation.fanout import Result
 
 CHUNK_ROWS = 5_000
-NUMBER = re.compile(r"[+-]?(\d{1,3}(,\d{3})+(\.\d*)?|\d+([.,]\d*)?|[.,]\d+)([eE][+-]?\d+)?%?")
 # A date or a time as spreadsheets write them (2024-01-05, 2024/1/5 9:30, 2024年1月5日, 05.01.2024,
 # 9:30:00): like a number, nothing to translate, so such a column is not offered.
 DATE = re.compile(r"(\d{4}[-/.年]\d{1,2}[-/.月]\d{1,2}日?|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})"
@@ -39,9 +40,6 @@ DELIMITERS = ",;\t|"
 DELIMITER_NAMES = {",": "comma", ";": "semicolon", "\t": "tab", "|": "'|'"}
 LAYOUT_CHARS = 1 << 16  # read to find the delimiter and the header
 TITLE_ROWS = 20  # rows above the header that may be a title or comments
-# Python's csv refuses a field over 128 KB by default; a cell of 300,000 Chinese characters is
-# real (a whole contract in one cell), and the upload limit (GLM1M_CSV_MAX_MB) bounds it anyway.
-FIELD_LIMIT = 1 << 30
 
 
 @dataclass(frozen=True)
@@ -117,7 +115,7 @@ class CsvSource(TableSource):
                      not_reached: str) -> None:
         from glm1m.translation.csv_output import write_csv
 
-        write_csv(self, results, into, language, not_reached)
+        write_csv(self, read_chunks(self), results, into, language, not_reached)
 
     def is_finished(self, output: Path) -> bool:
         from glm1m.translation.csv_output import is_finished_output

@@ -21,7 +21,7 @@ from glm1m.catalog import Said, said
 from glm1m.errors import CsvError
 from glm1m.settings import Settings, get_settings
 from glm1m.translation.source import Reading, TableFormat, TableSource
-from glm1m.translation.xlsx_container import OLE_MAGIC, check_container, load
+from glm1m.translation.xlsx_container import OLE_MAGIC, all_rows, check_container, load
 
 if TYPE_CHECKING:
     from glm1m.translation.fanout import Result
@@ -93,7 +93,7 @@ class XlsxSource(TableSource):
                      not_reached: str) -> None:
         from glm1m.translation.xlsx_output import assemble_xlsx
 
-        assemble_xlsx(self, results, into, language, not_reached)
+        assemble_xlsx(self, rows(self), results, into, language, not_reached)
 
     def is_finished(self, output: Path) -> bool:
         from glm1m.translation.xlsx_output import is_finished_xlsx
@@ -213,14 +213,6 @@ def _scan(ws: Any) -> tuple[int, tuple[Any, ...], list[tuple[Any, ...]], int | N
     while rows and all(v is None for v in rows[-1]):
         rows.pop()  # rows below the last value are not data
     return header_row, tuple(header) + (None,) * (width - len(header)), rows, last if ended else None
-
-
-def all_rows(ws: Any) -> Iterator[tuple[Any, ...]]:
-    """Every row's values, down to the last row the sheet holds. Read-only openpyxl stops at the
-    size the sheet declares (<dimension>), and some writers declare A1 or less than they wrote:
-    forgetting it reads every row (rows then end at their last cell, not at a common width)."""
-    ws.reset_dimensions()
-    yield from ws.iter_rows(values_only=True)
 
 
 def _trimmed(values: Sequence[Any]) -> tuple[Any, ...]:

@@ -1,12 +1,14 @@
 """An .xlsx workbook's container checked before openpyxl reads any of it (an empty file, a
 password, an old .xls, not a zip, a zip bomb, no workbook inside), and openpyxl's loading with one
-sentence for whatever it meets in a damaged file. No Chainlit here."""
+sentence for whatever it meets in a damaged file, and a sheet's rows read past the size it declares
+(the reader, xlsx.py, and the writer, xlsx_output.py, both read them). No Chainlit here."""
 
 from __future__ import annotations
 
 import io
 import warnings
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -91,3 +93,11 @@ def load(path: Path, name: str, **kw: Any) -> Any:
 
     book.close = close_both
     return book
+
+
+def all_rows(ws: Any) -> Iterator[tuple[Any, ...]]:
+    """Every row's values, down to the last row the sheet holds. Read-only openpyxl stops at the
+    size the sheet declares (<dimension>), and some writers declare A1 or less than they wrote:
+    forgetting it reads every row (rows then end at their last cell, not at a common width)."""
+    ws.reset_dimensions()
+    yield from ws.iter_rows(values_only=True)

@@ -19,16 +19,18 @@ from __future__ import annotations
 import math
 import re
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from copy import copy
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from glm1m.errors import CsvError
 from glm1m.translation.csv_output import FORMULA_START, translation_columns
 from glm1m.translation.fanout import Result
-from glm1m.translation.xlsx import XlsxSource, all_rows, rows
-from glm1m.translation.xlsx_container import load
+from glm1m.translation.xlsx_container import all_rows, load
+
+if TYPE_CHECKING:  # only named: xlsx.py hands the source and its rows in, and imports this lazily
+    from glm1m.translation.xlsx import XlsxSource
 
 ERROR_HEADER = "translation_error"
 MAX_COLUMNS = 16_384  # Excel's last column, XFD
@@ -38,9 +40,10 @@ def translated_headers(source: XlsxSource, language: str) -> list[str]:
     return translation_columns(source.columns, source.chosen, language)
 
 
-def assemble_xlsx(source: XlsxSource, results: Mapping[int, Result], into: Path, language: str,
-                  not_reached: str) -> None:
-    """Write the workbook with the results (cell index = data row * columns chosen + column)."""
+def assemble_xlsx(source: XlsxSource, rows: Iterable[tuple[int, tuple[str, ...]]],
+                  results: Mapping[int, Result], into: Path, language: str, not_reached: str) -> None:
+    """Write the workbook with the results (cell index = data row * columns chosen + column);
+    `rows` are the source's data rows read again (xlsx.rows: sheet row number, texts)."""
     from openpyxl.utils import get_column_letter  # type: ignore[import-untyped]
 
     # Whole: formulas and styles kept; rich text (a word in bold) too, where openpyxl keeps its text.
@@ -61,7 +64,7 @@ def assemble_xlsx(source: XlsxSource, results: Mapping[int, Result], into: Path,
     error_col = first_new + count
     put(ws.cell(source.header_row, error_col), ERROR_HEADER,
         _existing(ws, source.header_row, positions[0]))
-    for n, (number, _) in enumerate(rows(source)):
+    for n, (number, _) in enumerate(rows):
         errors = []
         for j, col in enumerate(positions):
             result = results.get(n * count + j)

@@ -9,8 +9,9 @@ from pathlib import Path
 import pymupdf
 import pytest
 
+from glm1m.documents.mupdf import normalise
 from glm1m.documents.pages import lost_note
-from glm1m.documents.pdf import DocumentError, extract, normalise
+from glm1m.documents.pdf import DocumentError, extract
 from glm1m.documents.vertical import columns
 from tests.support.pdfs import make_pdf, write_pdf
 
@@ -164,7 +165,7 @@ def test_the_new_sentences_read_in_chinese(tmp_path: Path) -> None:
 
 
 def test_glyph_numbers_of_a_font_that_lost_its_unicode_map_are_not_text() -> None:
-    from glm1m.documents.pdf import normalise
+    from glm1m.documents.mupdf import normalise
 
     # pdf.js's issue9418.pdf, its page tree and ToUnicode maps lost: MuPDF gave "\x00\x02\x00\x03...".
     assert normalise("\x00\x02\x00\x03\r\n\x00\x07Name:\tvalue\x7f\n") == "Name:\tvalue"

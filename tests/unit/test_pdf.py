@@ -9,7 +9,7 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from glm1m.documents import pdf
+from glm1m.documents import mupdf
 from glm1m.documents.pages import lost_note
 from glm1m.documents.pdf import DocumentError, PdfLimits, extract
 from tests.support.pdfs import write_pdf
@@ -72,8 +72,8 @@ def test_the_name_given_is_used_and_never_touches_the_filesystem(tmp_path: Path)
 
 def test_whitespace_is_normalised_lightly() -> None:
     raw = "line one   \nline two\t\n\n\n\n\n\nafter five blank lines\n　全角空格保留\n"
-    assert pdf.normalise(raw) == "line one\nline two\n\n\nafter five blank lines\n　全角空格保留"
-    assert pdf.normalise("a\n\nb") == "a\n\nb"
+    assert mupdf.normalise(raw) == "line one\nline two\n\n\nafter five blank lines\n　全角空格保留"
+    assert mupdf.normalise("a\n\nb") == "a\n\nb"
 
 
 def test_on_page_reports_each_page_once(tmp_path: Path) -> None:
