@@ -32,6 +32,10 @@
 #   bash bench/gpu_session.sh lv-start 7 S [--flashinfer]  # the last folder, install, driver; wait S s
 #   bash bench/gpu_session.sh lv-wait S        # until it ends or S s pass; results to $OUT/lv.tgz
 #   bash bench/gpu_session.sh lv-stop          # end the driver and its server early
+# Issues 36 and 37 (bench/batch_gpu.py: the grid and a document's translation), 7 folders (CHUNK_MIB=56):
+#   bash bench/gpu_session.sh bg-receive K     # K = 1 (+ model, .gpu/docs, .whl, .gpu/repo) .. 6
+#   bash bench/gpu_session.sh bg-start 7 S     # the last folder, install, the driver; wait S s
+#   bash bench/gpu_session.sh bg-wait S        # until it ends or S s pass; results to $OUT/bg.tgz
 # Lanes run under setsid so they outlive one call; results collect in /root/res.
 set -uo pipefail
 RES=/root/res
@@ -134,6 +138,28 @@ from glm1m.llm import STORE_NOTHING; print('one-shot body', STORE_NOTHING)") || 
   lv-stop)  # the driver and the server it started, by their ids (each leads its own session)
     for f in levers.pid server.pid; do [ -f $RES/$f ] && kill -- -"$(cat $RES/$f)" 2>/dev/null; done
     sleep 5; bash "$0" lv-wait 1 ;;
+  bg-receive)  # issues 36/37: wheel folder c0K; K=1 brings the model folder, .gpu/docs, .whl, .gpu/repo
+    mkdir -p /root/vb && cp -r ".gpu/c0$2" /root/vb/ || exit 1
+    if [ "$2" = 1 ]; then
+      cp -r .gpu/full-size-model /root/ && rm -rf /root/docs /root/repo && cp -r .gpu/docs /root/docs \
+        && cp -r .gpu/repo /root/repo && mkdir -p /root/appwhl && cp .whl/*.whl /root/appwhl/ || exit 1
+      python3 -c "import importlib.metadata as m
+for p in ('pymupdf', 'openpyxl', 'pandas', 'rich', 'pydantic-settings', 'httpx', 'openai'):
+    try: print(p, m.version(p))
+    except m.PackageNotFoundError: print(p, 'MISSING')"
+    fi
+    ls /root/vb ;;
+  bg-start)  # K S [PHASES [--cascade]]: the last folder, install, bench/batch_gpu.py's driver; wait S s
+    bash "$0" bg-receive "$2" && bash "$0" install || exit 1
+    (cd /root/repo && setsid python3 -m bench.batch_gpu run --out $RES --docs /root/docs --phases "${4:-gt}" \
+       ${5:-} > $RES/batch.out 2>&1 &)
+    bash "$0" bg-wait "${3:-420}" ;;
+  bg-wait)  # until the driver ends or S s pass; results to $OUT/bg.tgz
+    end=$((SECONDS + $2))
+    while pgrep -f "^python3 -m bench[.]batch_gpu run" > /dev/null && [ $SECONDS -lt $end ]; do sleep 3; done
+    pgrep -f "^python3 -m bench[.]batch_gpu run" > /dev/null && echo "batch still running" || echo "batch done"
+    tail -15 $RES/batch.out
+    tar czf "$OUT/bg.tgz" --exclude='vllm-cache-*' --exclude='data-*' --exclude='grid-work' -C /root res ;;
   install-and-start)
     bash "$0" install && bash "$0" start "${2:-420}" ;;
   install)

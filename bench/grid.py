@@ -34,7 +34,7 @@ from rich.console import Console
 from rich.table import Table
 
 ROOT = Path(__file__).resolve().parents[1]
-METRIC = re.compile(r"^(vllm:(?:prefix_cache_hits|prefix_cache_queries|prompt_tokens))_total(?:\{[^}]*\})? "
+METRIC = re.compile(r"^(vllm:(?:prefix_cache_hits|prefix_cache_queries|prompt_tokens|request_success))_total(?:\{[^}]*\})? "
                     r"([0-9.e+-]+)$")
 QUESTIONS = [  # (name, question, type): the documents answer the first four; none says the fifth
     ("budget", "What is the project's total budget, in euros?", "number"),
@@ -43,6 +43,15 @@ QUESTIONS = [  # (name, question, type): the documents answer the first four; no
     ("sites", "Which sites does the project run at?", "list"),
     ("insurer", "Which company insures the project's equipment?", "text"),
 ]
+MANUAL_QUESTIONS = [  # (name, question, type): about any manual
+    ("subject", "What program, library or format does this document describe?", "text"),
+    ("version", "What is the first version number the document gives?", "text"),
+    ("license", "Does the document state a license?", "yes/no"),
+    ("options", "Which commands or options does the document name?", "list"),
+    ("updated", "On what date was the document last updated?", "date"),
+    ("author", "Who wrote or maintains it?", "text"),
+]
+DOCS = Path("/usr/share/doc")
 SITES = ["Lyon", "Porto", "Graz", "Turku", "Brno", "Gdansk", "Aarhus", "Bilbao"]
 
 
@@ -62,6 +71,19 @@ def document(n: int, paragraphs: int) -> str:
             parts.append(facts[i])
         parts.append("")
     return "\n".join(parts)
+
+
+def manuals(count: int) -> list[Path]:
+    """`count` real manuals of this machine (Debian's /usr/share/doc), one a package, HTML, Markdown or text
+    of 3–16 KB (a few thousand tokens: whole in the demo's 8,192-token context), in name order."""
+    found: dict[str, Path] = {}
+    for path in sorted(DOCS.rglob("*")):
+        package = path.relative_to(DOCS).parts[0]
+        if (package not in found and path.suffix in (".html", ".txt", ".md", ".rst") and path.is_file()
+                and 3_000 <= path.stat().st_size <= 16_000):
+            found[package] = path
+    chosen = list(found.values())
+    return chosen[:: max(1, len(chosen) // count)][:count]
 
 
 def metrics(base_url: str) -> dict[str, float]:
@@ -97,8 +119,10 @@ def main() -> None:
     parser.add_argument("--documents", type=int, default=4)
     parser.add_argument("--paragraphs", type=int, default=22, help="~140 tokens each")
     parser.add_argument("--max-tokens", type=int, default=64)
+    parser.add_argument("--manuals", type=int, default=0,
+                        help="N real manuals of this machine × 6 questions instead of generated reports")
     args = parser.parse_args()
-    questions = QUESTIONS
+    questions = MANUAL_QUESTIONS if args.manuals else QUESTIONS
     work = Path(tempfile.mkdtemp(prefix="grid-bench-"))
     env = {**os.environ, "GLM1M_DATA_DIR": str(work / "data")}
     key = ROOT / "var" / "server-api-key"  # where `glm1m serve` keeps it (its data dir: the default)
@@ -106,9 +130,19 @@ def main() -> None:
         env["GLM1M_API_KEY"] = key.read_text(encoding="utf-8").strip()
     docs = work / "docs"
     docs.mkdir()
-    paths = [docs / f"project{n}.md" for n in range(1, args.documents + 1)]
-    for n, path in enumerate(paths, 1):
-        path.write_text(document(n, args.paragraphs), encoding="utf-8")
+    # In every file's name: a prompt names its document before the text, so a second run on the
+    # same server finds nothing of the first in the prefix cache (measured: without it, a rerun's
+    # shared way hit 97.5 % and its fresh way 48.9 %).
+    run = os.urandom(3).hex()
+    if args.manuals:
+        paths = []
+        for source in manuals(args.manuals):
+            paths.append(docs / f"{run}-{source.relative_to(DOCS).parts[0]}-{source.name}")
+            shutil.copy(source, paths[-1])
+    else:
+        paths = [docs / f"{run}-project{n}.md" for n in range(1, args.documents + 1)]
+        for n, path in enumerate(paths, 1):
+            path.write_text(document(n, args.paragraphs), encoding="utf-8")
     rows = []
     try:
         before = metrics(args.base_url)
@@ -125,17 +159,21 @@ def main() -> None:
             spent, said = grid([copies], write_questions(work / f"q{j}.csv", [question]),
                                work / f"fresh{j}.xlsx", args.base_url, env, args.max_tokens)
             took += spent
+            print(f"fresh {j}: {spent:.1f} s: {said}", flush=True)
         rows.append((f"fresh ({len(questions)} grids)", took, before, metrics(args.base_url), said))
+        for path in paths:
+            print(path.name, path.stat().st_size)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
-    table = Table(title=f"glm1m grid: {args.documents} documents × {len(questions)} questions")
-    for column in ("way", "wall s", "prompt tokens", "prefix queries", "prefix hits", "hit ratio"):
+    table = Table(title=f"glm1m grid: {len(paths)} documents × {len(questions)} questions")
+    for column in ("way", "wall s", "requests", "prompt tokens", "prefix queries", "prefix hits", "hit ratio"):
         table.add_column(column, justify="right" if column != "way" else "left")
     for way, took, before, after, _ in rows:
         moved = {k: after.get(k, 0.0) - before.get(k, 0.0) for k in after}
         queries, hits = moved.get("vllm:prefix_cache_queries", 0.0), moved.get("vllm:prefix_cache_hits", 0.0)
-        table.add_row(way, f"{took:.1f}", f"{moved.get('vllm:prompt_tokens', 0):,.0f}", f"{queries:,.0f}",
+        table.add_row(way, f"{took:.1f}", f"{moved.get('vllm:request_success', 0):,.0f}",
+                      f"{moved.get('vllm:prompt_tokens', 0):,.0f}", f"{queries:,.0f}",
                       f"{hits:,.0f}", f"{hits / queries:.1%}" if queries else "—")
     Console().print(table)
     for way, *_, said in rows:

@@ -38,8 +38,10 @@ def key_of_prompt(prompt: object) -> str | None:
     return None
 
 
-def headers(messages: Sequence[dict[str, Any]]) -> dict[str, str]:
-    return {SESSION_HEADER: key_of_messages(messages)}
+def headers(messages: Sequence[dict[str, Any]], key: str | None = None) -> dict[str, str]:
+    """The header a request carries: `key` when its caller chose one (ChatParams.session), else
+    the key of its messages' opening."""
+    return {SESSION_HEADER: key or key_of_messages(messages)}
 
 
 def _digest(opening: str) -> str:

@@ -89,7 +89,7 @@ async def _counted_once(llm: LlmClient, retries: int, messages: list[Message], p
             model=llm.settings.model, messages=_openai_messages(messages), stream=True,
             temperature=params.temperature, max_tokens=params.max_tokens, stop=params.stop,
             extra_body={**(params.body() or {}), **COUNTED_STREAM},
-            extra_headers=affinity.headers(messages),
+            extra_headers=affinity.headers(messages, params.session),
         )
     except openai.APIError as exc:
         raise llm._user_error(exc) from exc

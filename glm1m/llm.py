@@ -74,6 +74,11 @@ class ChatParams:
     # prompt, a table row): the server keeps none of it in its host KV tier, which stays for the
     # documents and chats users come back to. Their prefix still serves from the GPU cache.
     one_shot: bool = False
+    # The key that keeps requests on one server behind a router (X-Session-ID, affinity.py); None:
+    # the opening of the request's messages. A whole-document question sets its document's
+    # (answer.document_key), so a short document's questions, which differ within the opening,
+    # still go where the first one was read.
+    session: str | None = None
 
     def body(self) -> dict[str, Any] | None:
         """The fields beyond the OpenAI ones, as the client sends them (its extra_body)."""
@@ -220,7 +225,7 @@ class LlmClient:
             stream = await route.create(
                 model=self.settings.model, **prompt, stream=True,
                 temperature=params.temperature, max_tokens=params.max_tokens, stop=params.stop,
-                extra_body=body, extra_headers=affinity.headers(messages),
+                extra_body=body, extra_headers=affinity.headers(messages, params.session),
                 # No read timeout from httpx: stream_chat keeps the clocks itself (see there).
                 timeout=openai.Timeout(self.settings.request_timeout_s, read=None),
             )
@@ -280,7 +285,7 @@ class LlmClient:
             reply = await client.chat.completions.create(
                 model=self.settings.model, messages=_openai_messages(messages),
                 temperature=params.temperature, max_tokens=params.max_tokens, stop=params.stop,
-                extra_body=params.body(), extra_headers=affinity.headers(messages),
+                extra_body=params.body(), extra_headers=affinity.headers(messages, params.session),
             )
         except openai.APIError as exc:
             raise self._user_error(exc) from exc

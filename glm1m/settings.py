@@ -65,7 +65,8 @@ class Settings(BaseSettings):
     map_chunk_tokens: int = Field(32_000, ge=256, description="map-reduce chunk size, in tokens")
     map_concurrency: int = Field(8, ge=1, description="map-reduce chunks read at once")
     # A grid's documents asked at once (each its questions in turn): each holds its document's
-    # prefix in the KV cache while its questions are asked, so the bound is documents, not cells.
+    # prefix in the KV cache while its questions are asked, so the bound is documents, not cells;
+    # how many fit the served KV room: docs/serving.md, "A grid's documents at once".
     grid_concurrency: int = Field(4, ge=1, description="documents of a grid asked at once")
     map_note_tokens: int = Field(512, ge=16, description="longest notes taken from one chunk")
     lookup_calls: int = Field(8, ge=1, description="lookups the model may make for one answer (look-up)")

@@ -1,7 +1,7 @@
-"""`glm1m grid FILE_OR_FOLDER… (--question Q … | --questions FILE.csv|.xlsx) [-o OUT.xlsx|OUT.csv]`:
-the same questions asked of every document, one table back: a row a document, a column a
-question, each cell the answer and its citations; the passages cited on a sheet of their own.
-Progress per cell on stderr.
+"""`glm1m grid [FILE_OR_FOLDER…] [--shelf NAME…] (--question Q … | --questions FILE.csv|.xlsx)
+[-o OUT.xlsx|OUT.csv]`: the same questions asked of every document (files, folders, documents on
+the shelf), one table back: a row a document, a column a question, each cell the answer and its
+citations; the passages cited on a sheet of their own. Progress per cell on stderr.
 
 Exit 0 when every cell is answered (a typed question the document does not answer shows "not in
 the document": answered, not marked); 1 when some are marked (an answer not of its type, a citation
@@ -24,6 +24,7 @@ from glm1m.errors import GridError, UserFacingError
 from glm1m.settings import Settings
 
 if TYPE_CHECKING:
+    from glm1m.grid.cells import ShelfDocument, Source
     from glm1m.grid.job import Summary
     from glm1m.grid.questions import Question
 
@@ -32,9 +33,12 @@ def add_command(commands: argparse._SubParsersAction) -> None:
     # No Settings here: building the parser reads no environment or .env; the command does.
     p = commands.add_parser("grid", help="ask the same questions of many documents: one table of "
                                          "cited answers, a row a document")
-    p.add_argument("inputs", type=Path, nargs="+", metavar="FILE_OR_FOLDER",
+    p.add_argument("inputs", type=Path, nargs="*", metavar="FILE_OR_FOLDER",
                    help="documents, or folders of them (their documents of any format glm1m reads, "
                         "not in subfolders)")
+    p.add_argument("--shelf", action="append", default=[], metavar="NAME",
+                   help="a document on the shelf, by its name or its hash's first digits (see "
+                        "`glm1m shelf list`), asked from its kept text; repeat for several")
     asked = p.add_mutually_exclusive_group(required=True)
     asked.add_argument("--question", action="append", default=None,
                        help="a question, one column; repeat for several")
@@ -68,7 +72,9 @@ def cmd_grid(args: argparse.Namespace) -> int:
         if writer_of(args.output) is None:
             raise GridError(key="grid_output_format", name=args.output.name)
         questions = read_questions(args.questions) if args.questions else from_args(args.question)
-        documents = documents_of(args.inputs)
+        documents = documents_of(args.inputs) + on_shelf(args.shelf, settings, args.user)
+        if not documents:
+            raise GridError(key="grid_no_input")
     except UserFacingError as error:
         return fail(error)
     say(said("cli_grid_start", count=len(documents), questions=len(questions), output=args.output))
@@ -103,22 +109,34 @@ def documents_of(inputs: list[Path]) -> tuple[Path, ...]:
     return tuple(p for p in found if unique.get(p.resolve()) is p)
 
 
-async def grid(documents: tuple[Path, ...], questions: tuple[Question, ...],
+def on_shelf(names: list[str], settings: Settings, user: str | None) -> tuple[ShelfDocument, ...]:
+    """The shelf documents named (`--shelf`), each once. Raises NotOnShelf for a name that
+    matches none, or more than one."""
+    from glm1m.documents.shelf import Shelf
+    from glm1m.grid.cells import ShelfDocument
+
+    if not names:
+        return ()
+    shelf = Shelf.of(settings.data_dir, settings.shelf_max_mb, user)
+    found: dict[str, ShelfDocument] = {}
+    for name in names:
+        entry = shelf.one(name)
+        found.setdefault(entry.sha256, ShelfDocument(entry.sha256, entry.name))
+    return tuple(found.values())
+
+
+async def grid(documents: tuple[Source, ...], questions: tuple[Question, ...],
                args: argparse.Namespace, settings: Settings, concurrency: int) -> Summary:
     from glm1m.cli.bar import progress_bar
     from glm1m.documents.formats import ReadOptions
     from glm1m.documents.shelf import Shelf
-    from glm1m.grid.cells import Asking
+    from glm1m.grid.cells import Asking, params_of
     from glm1m.grid.job import run_grid
-    from glm1m.llm import ChatParams, LlmClient
+    from glm1m.llm import LlmClient
 
     llm = LlmClient(settings)
-    # Extraction, not writing: the same document and question give the same cell. Asked once
-    # each, the cells keep nothing in the server's host KV tier; the document's prefix still
-    # serves its next questions from the GPU cache.
-    params = ChatParams(temperature=0.0, max_tokens=settings.max_tokens, one_shot=True)
     asking = Asking(questions, llm, settings, Shelf.of(settings.data_dir, settings.shelf_max_mb, args.user),
-                    ReadOptions.of(settings, args.ocr), params, language(), asyncio.Lock())
+                    ReadOptions.of(settings, args.ocr), params_of(settings), language(), asyncio.Lock())
     try:
         await llm.max_model_len()  # fail fast, before marking every cell as failed
         with progress_bar() as show:

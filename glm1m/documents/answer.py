@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 
+from glm1m import affinity
 from glm1m.chat import MIN_ANSWER_TOKENS, close_now
 from glm1m.documents.budget import Budget, Strategy, measure
 from glm1m.documents.lookup import Limits, OnLookup, look_up, nothing
@@ -89,7 +90,8 @@ async def answer(doc: OpenDocument, question: str, llm: Llm, params: ChatParams,
         if doc.strategy is Strategy.WHOLE:
             prompt = whole_prompt(doc.text, question)
             ids = await prompt_ids(llm, prompt, question, doc.ids)  # None: as chat (prompt_ids.py)
-            params = await fit_whole(doc, question, llm, params, len(ids.ids) if ids else None)
+            params = await fit_whole(doc, question, llm, replace(params, session=document_key(doc)),
+                                     len(ids.ids) if ids else None)
             pieces = ids.stream(params) if ids else llm.stream_chat(prompt, params)
         elif doc.strategy is Strategy.LOOK_UP:
             pieces = look_up(doc.text, question, llm, params, doc.limits, on_lookup)
@@ -118,6 +120,14 @@ async def fit_whole(doc: OpenDocument, question: str, llm: Llm, params: ChatPara
         raise DocumentError(key="doc_no_room_for_answer", name=doc.name, tokens=doc.budget.tokens,
                             max=doc.budget.max_model_len)
     return replace(params, max_tokens=min(params.max_tokens, room))
+
+
+def document_key(doc: OpenDocument) -> str:
+    """The router key of every whole-document question on `doc`: its prompt's opening without the
+    question. The opening of each question's own prompt would hold the question when the document
+    is shorter than AFFINITY_CHARS, and such a document's questions went to different servers
+    behind a router, each reading it again; for a longer one the two keys are the same."""
+    return affinity.key_of_messages(whole_prompt(doc.text, ""))
 
 
 def chars_per_token(budget: Budget) -> float:

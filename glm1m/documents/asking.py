@@ -125,11 +125,18 @@ async def open_file(path: Path, name: str, shelf: Shelf, options: ReadOptions, l
     # A miss is read off the event loop (a worker thread, OCR processes), stopped with the task.
     shelved, full = await read_through(shelf, path, name, options, on_loop(door.progress), door.reading)
     await door.read(shelved, full)
+    return await open_shelved(shelved, shelf, llm, settings, answer_tokens, door)
+
+
+async def open_shelved(shelved: Shelved, shelf: Shelf, llm: Llm, settings: Settings, answer_tokens: int,
+                       door: Door) -> Opened:
+    """A document's kept text (read now, or named on the shelf: `glm1m grid --shelf`) counted
+    through `shelf` and its strategy chosen and checked, as open_file does once it has read."""
     budget = await measure_through(shelf, shelved, llm, settings.model,
                                    settings.whole_document_threshold, door.progress,
                                    max_tokens=settings.document_max_tokens)
     to = await sending(shelf, shelved, llm, settings.model, settings.base_url)
-    strategy = await door.choose(name, budget, answer_tokens, to.before)
+    strategy = await door.choose(shelved.text.name, budget, answer_tokens, to.before)
     doc = with_strategy(shelved.text, budget, strategy, answer_tokens, settings, KeptIds(shelf, shelved.key))
     return Opened(doc, shelved, to)
 

@@ -263,19 +263,24 @@ class Shelf:
             return named
         return [e for e in entries if e.sha256.startswith(name_or_prefix.lower())]
 
-    def remove(self, name_or_prefix: str) -> Entry:
-        """Delete one document: its row, then its files. Raises NotOnShelf when nothing, or more
-        than one, matches."""
+    def one(self, name_or_prefix: str) -> Entry:
+        """The one entry `name_or_prefix` names (as matching finds it). Raises NotOnShelf when
+        nothing, or more than one, matches."""
         found = self.matching(name_or_prefix)
         if not found:
             raise NotOnShelf(key="shelf_not_found", name=name_or_prefix)
         if len(found) > 1:
             raise NotOnShelf(key="shelf_ambiguous", count=len(found), name=name_or_prefix,
                              matches=", ".join(f"{e.name} ({e.sha256[:12]})" for e in found))
-        with connected(self.root, write=True) as db:
-            db.execute("DELETE FROM documents WHERE sha256 = ?", (found[0].sha256,))
-        shutil.rmtree(self.root / found[0].sha256, ignore_errors=True)
         return found[0]
+
+    def remove(self, name_or_prefix: str) -> Entry:
+        """Delete one document: its row, then its files. Raises NotOnShelf as `one` does."""
+        entry = self.one(name_or_prefix)
+        with connected(self.root, write=True) as db:
+            db.execute("DELETE FROM documents WHERE sha256 = ?", (entry.sha256,))
+        shutil.rmtree(self.root / entry.sha256, ignore_errors=True)
+        return entry
 
     def used_bytes(self) -> int:
         """The documents' files (the database beside them is small, and not counted)."""

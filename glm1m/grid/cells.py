@@ -15,10 +15,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from glm1m.catalog import Said, render, said
-from glm1m.documents.asking import Door, Opened, ask, open_file
+from glm1m.documents.asking import Door, Opened, ask, open_file, open_shelved
 from glm1m.documents.budget import Strategy
 from glm1m.documents.formats import ReadOptions
-from glm1m.documents.shelf import Shelf
+from glm1m.documents.shelf import NotOnShelf, Shelf, file_sha256
 from glm1m.errors import UserFacingError
 from glm1m.grid.answers import asked, read_answer, structured
 from glm1m.grid.citations import Passage, missing, passages
@@ -75,21 +75,58 @@ class Asking:
 OnCell = Callable[[Cell], None]
 
 
-async def ask_document(path: Path, key: str, job: Asking, on_cell: OnCell) -> Row:
-    """Open `path` and ask it every question; `on_cell` as each cell is done. A document that
+def params_of(settings: Settings) -> ChatParams:
+    """What a grid's cells are asked with, from either door. Temperature 0: extraction, not
+    writing, so a rerun gives the same cell. Not one_shot: a document read whole is sent again
+    with each of its questions, and a long one is worth keeping in the server's host KV tier when
+    other documents' prompts push it out of the GPU cache between them (as a document's sections
+    are, doc_translation/job.py); past the context, map-reduce and look-up keep their own requests
+    out of the tier (mapreduce.py, lookup.py)."""
+    return ChatParams(temperature=0.0, max_tokens=settings.max_tokens)
+
+
+@dataclass(frozen=True)
+class ShelfDocument:
+    """A document named on the shelf (`glm1m grid --shelf`): asked from its kept text, no file."""
+    sha256: str
+    name: str
+
+
+Source = Path | ShelfDocument
+
+
+def key_of(source: Source) -> str:
+    """What a document's row is kept under: its bytes' sha256 (the shelf's key of a file too)."""
+    return source.sha256 if isinstance(source, ShelfDocument) else file_sha256(source)
+
+
+async def ask_document(source: Source, key: str, job: Asking, on_cell: OnCell) -> Row:
+    """Open `source` and ask it every question; `on_cell` as each cell is done. A document that
     cannot be opened is a Row with its reason (no cells): it stops nothing."""
     try:
         async with job.reading:
-            opened = await open_file(path, path.name, job.shelf, job.options, job.llm, job.settings,
-                                     job.params.max_tokens, job.door)
+            opened = await open_source(source, job)
     except UserFacingError as error:
-        return Row(path.name, key, problem=error.in_language(job.lang))
+        return Row(source.name, key, problem=error.in_language(job.lang))
     cells = []
     for number, question in enumerate(job.questions):
         cell = await ask_cell(opened, question, job, first=number == 0)
         on_cell(cell)
         cells.append(cell)
-    return Row(path.name, key, tuple(cells))
+    return Row(source.name, key, tuple(cells))
+
+
+async def open_source(source: Source, job: Asking) -> Opened:
+    """A file read through the shelf, or a shelf document's kept text (taken off the shelf since
+    the job started: NotOnShelf, its row marked)."""
+    answer_tokens = job.params.max_tokens
+    if isinstance(source, Path):
+        return await open_file(source, source.name, job.shelf, job.options, job.llm, job.settings,
+                               answer_tokens, job.door)
+    shelved = await job.shelf.aio.latest(source.sha256)
+    if shelved is None:
+        raise NotOnShelf(key="shelf_not_found", name=source.name)
+    return await open_shelved(shelved, job.shelf, job.llm, job.settings, answer_tokens, job.door)
 
 
 async def ask_cell(opened: Opened, question: Question, job: Asking, first: bool) -> Cell:

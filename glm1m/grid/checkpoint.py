@@ -33,6 +33,15 @@ def job_id(questions: tuple[Question, ...], reading: Mapping[str, object]) -> st
     return hashlib.sha256(json.dumps(what, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
+def kept(output: Path) -> int:
+    """How many documents the checkpoint beside `output` keeps: those the next run of its job
+    asks nothing of (0 when there is none). Read only: a running job may be writing it."""
+    path = checkpoint_path(output)
+    lines = path.read_text(encoding="utf-8").splitlines()[1:] if path.exists() else []
+    return len({row.key for line in lines if (record := parse(line)) is not None
+                and (row := row_of(record)) is not None})
+
+
 class GridCheckpoint:
     def __init__(self, path: Path, job: str) -> None:
         self.path = path

@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from glm1m.catalog import Said, said
-from glm1m.documents.shelf import file_sha256
-from glm1m.grid.cells import Asking, Cell, Row, ask_document
+from glm1m.grid.cells import Asking, Cell, Row, Source, ask_document, key_of
 from glm1m.grid.checkpoint import GridCheckpoint, checkpoint_path, job_id
 from glm1m.grid.workbook import write_grid
 from glm1m.progress import OnProgress, Progress, Stage, ignore
@@ -51,18 +50,24 @@ class Summary:
                     failed=failed + unread * questions, unread=unread, output=self.output)
 
 
-async def run_grid(documents: tuple[Path, ...], asking: Asking, output: Path, concurrency: int,
+def reading_of(asking: Asking) -> dict[str, object]:
+    """What changes a cell's answer besides its question: with the questions, the job's identity
+    (checkpoint.job_id); a checkpoint of other reading is another job's."""
+    return {"ocr": asking.options.ocr.mode.value, "max_tokens": asking.params.max_tokens,
+            "model": asking.settings.model}
+
+
+async def run_grid(documents: tuple[Source, ...], asking: Asking, output: Path, concurrency: int,
                    on_progress: OnProgress = ignore) -> Summary:
     """Ask `asking.questions` of each document and write the grid to `output` (.xlsx or .csv).
     Raises GridError for a checkpoint of another job, JobAlreadyRunning for the same job running."""
     questions = len(asking.questions)
     total = len(documents) * questions
-    reading = {"ocr": asking.options.ocr.mode.value, "max_tokens": asking.params.max_tokens,
-               "model": asking.settings.model}
     with job_lock(output, output.name):
-        checkpoint = GridCheckpoint.open(checkpoint_path(output), job_id(asking.questions, reading))
+        checkpoint = GridCheckpoint.open(checkpoint_path(output),
+                                         job_id(asking.questions, reading_of(asking)))
         try:
-            keys = [await asyncio.to_thread(file_sha256, path) for path in documents]
+            keys = [await asyncio.to_thread(key_of, source) for source in documents]
             rows: dict[int, Row] = {i: row for i, key in enumerate(keys)
                                     if (row := checkpoint.finished(key)) is not None}
             resumed = len(rows) * questions

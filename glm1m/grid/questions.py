@@ -5,6 +5,7 @@ date, yes/no, list). A question with a type is answered as JSON with that shape 
 from __future__ import annotations
 
 import csv
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -13,6 +14,8 @@ from pathlib import Path
 from glm1m.errors import GridError
 
 HEADERS = ("question", "name", "type")
+# A list's mark before a question typed one a line: "- ", "* ", "• ", "1. ", "2) ", "3、", "（4）".
+LIST_MARK = re.compile(r"^\s*(?:[-*•·]\s+|\d+[.)]\s+|\d+、\s*|[（(]\d+[)）]\s*)")
 
 
 class AnswerType(StrEnum):
@@ -47,6 +50,21 @@ def from_args(texts: Sequence[str]) -> tuple[Question, ...]:
     questions = tuple(Question(text.strip(), text.strip()) for text in texts if text.strip())
     if not questions:
         raise GridError(key="grid_no_questions", name="--question")
+    return check_names(questions)
+
+
+def from_message(text: str, name: str) -> tuple[Question, ...]:
+    """The questions a person typed: one a line, each its own column headed by its words (a
+    list's marks taken off); or a table pasted from a spreadsheet (its cells tab-separated) whose
+    first row names the column `question`, read as a questions file is. `name`: the message as
+    an error names it."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    rows = [line.split("\t") for line in lines]
+    if rows and "question" in [cell.strip().lower() for cell in rows[0]]:
+        return questions_of(rows, name)
+    questions = tuple(Question(asked, asked) for line in lines if (asked := LIST_MARK.sub("", line).strip()))
+    if not questions:
+        raise GridError(key="grid_no_questions", name=name)
     return check_names(questions)
 
 

@@ -20,13 +20,12 @@ from glm1m.documents.budget import Strategy, measure
 from glm1m.documents.pdf import extract
 from glm1m.llm import ChatParams, LlmClient
 from glm1m.server.launch import SERVED_NAME
-from glm1m.settings import Settings
 from glm1m.translation.fanout import Job
 from glm1m.translation.job import run_job
 from glm1m.translation.table import open_source
 from tests.support.metrics import eventually
 from tests.support.pdfs import make_pdf, words_page
-from tests.support.router_stack import RouterStack, router_stack, start_replica
+from tests.support.router_stack import RouterStack, client_settings, delta, router_stack, start_replica
 from tests.support.tables import read_output, write_rows
 
 __all__ = ["router_stack"]  # the session fixture, imported so pytest finds it here
@@ -37,21 +36,11 @@ SUCCESS, HITS = "vllm:request_success_total", "vllm:prefix_cache_hits_total"
 DOCUMENTS = 12  # with the servers on random ports, all 12 on one of two by chance: 1 run in 2,000
 
 
-def client_settings(stack: RouterStack) -> Settings:
-    """What `glm1m up --replicas` gives the app (GLM1M_BASE_URL, _TOKENIZE_URL, _HEALTH_PATH)."""
-    return Settings(base_url=f"{stack.root}/v1", tokenize_url=stack.replicas[0].root,
-                    health_path="/readiness", api_key=stack.key, data_dir=stack.data_dir)
-
-
 @pytest.fixture
 async def llm(router_stack: RouterStack) -> AsyncIterator[LlmClient]:
     client = LlmClient(client_settings(router_stack))
     yield client
     await client.aclose()
-
-
-def delta(before: list[float], after: list[float]) -> list[float]:
-    return [b - a for a, b in zip(before, after, strict=True)]
 
 
 async def ask(doc: OpenDocument, question: str, llm: LlmClient) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import httpx
 import pytest
 
 from glm1m.server.router import SCALE_OUT_FLAG
+from glm1m.settings import Settings
 from tests.conftest import ROOT, SERVER_START_TIMEOUT_S, TEST_MAX_MODEL_LEN, app_env
 from tests.support.metrics import scrape
 from tests.support.service import Service, free_port
@@ -51,6 +53,16 @@ class RouterStack:
         return {w["url"]: w["is_healthy"] for w in workers}
 
 
+def client_settings(stack: RouterStack) -> Settings:
+    """What `glm1m up --replicas` gives the app (GLM1M_BASE_URL, _TOKENIZE_URL, _HEALTH_PATH)."""
+    return Settings(base_url=f"{stack.root}/v1", tokenize_url=stack.replicas[0].root,
+                    health_path="/readiness", api_key=stack.key, data_dir=stack.data_dir)
+
+
+def delta(before: list[float], after: list[float]) -> list[float]:
+    return [b - a for a, b in zip(before, after, strict=True)]
+
+
 def start_replica(index: int, port: int, data_dir: Path, log_dir: Path) -> Service:
     """With vLLM's render route (SCALE_OUT_FLAG), so a router of either policy can stand in front:
     test_router_plain_clients.py starts a cache_aware one before the same two replicas."""
@@ -63,6 +75,16 @@ def start_replica(index: int, port: int, data_dir: Path, log_dir: Path) -> Servi
 
 @pytest.fixture(scope="session")
 def router_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RouterStack]:
+    """One stack per test module that imports this fixture (pytest makes a session fixture of each
+    module's import its own), stopped when the session ends."""
+    with started_stack(tmp_path_factory) as stack:
+        yield stack
+
+
+@contextmanager
+def started_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RouterStack]:
+    """The stack, stopped when the block ends: for a module-scoped fixture, so that a module's
+    two servers do not stay up beside the next module's until the session ends."""
     log_dir = tmp_path_factory.mktemp("router-logs")
     data_dir = log_dir / "data"
     ports = [free_port(), free_port()]

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from glm1m.documents.answer import OpenDocument, answer, open_document, whole_prompt
+from glm1m.documents.answer import OpenDocument, answer, document_key, open_document, whole_prompt
 from glm1m.documents.budget import (
     PROMPT_OVERHEAD_TOKENS,
     TOKENIZE_PAGES_PER_CALL,
@@ -71,7 +71,8 @@ async def test_whole_document_goes_first_and_the_question_last(tmp_path: Path) -
     assert two.startswith(shared)  # vLLM's prefix cache serves the whole document to the follow-up
     assert doc.text.marked_text() in shared and shared.index("[p. 1]") < shared.index("Question:")
     assert first == whole_prompt(doc.text, "What is fact 3?")
-    assert llm.calls[0].params == PARAMS
+    # One router key for both questions: the document's, not each prompt's opening (answer.py).
+    assert [c.params for c in llm.calls] == [replace(PARAMS, session=document_key(doc))] * 2
 
 
 def found(pattern: str, text: str) -> str:

@@ -14,11 +14,11 @@ from openpyxl import load_workbook
 from glm1m.catalog import EN
 from glm1m.documents.formats import ReadOptions
 from glm1m.documents.shelf import Shelf
-from glm1m.grid.cells import Asking
+from glm1m.grid.cells import Asking, params_of
 from glm1m.grid.checkpoint import checkpoint_path
 from glm1m.grid.job import Summary, run_grid
 from glm1m.grid.questions import AnswerType, Question
-from glm1m.llm import ChatParams, Message
+from glm1m.llm import Message
 from glm1m.settings import Settings
 from tests.support.scripted_llm import ScriptedLlm, user_text
 
@@ -47,10 +47,9 @@ def answers(messages: list[Message]) -> str:
 
 def asking(tmp_path: Path, llm: ScriptedLlm, *questions: Question) -> Asking:
     settings = Settings(data_dir=tmp_path / "data", base_url="http://gpu-1:8000/v1",
-                        whole_document_threshold=100_000)
+                        whole_document_threshold=100_000, max_tokens=64)
     return Asking(questions or (TERM, PARTY), llm, settings, Shelf.of(tmp_path / "data", 100),
-                  ReadOptions(), ChatParams(temperature=0.0, max_tokens=64, one_shot=True), EN,
-                  asyncio.Lock())
+                  ReadOptions(), params_of(settings), EN, asyncio.Lock())
 
 
 async def grid(tmp_path: Path, llm: ScriptedLlm, documents: list[Path], *questions: Question,
@@ -93,7 +92,8 @@ async def test_a_typed_question_carries_its_schema_and_a_prose_one_none(tmp_path
     schema = sent["structured_outputs"]["json"]
     assert schema["properties"]["answer"] == {"anyOf": [{"type": "number"}, {"type": "null"}]}
     assert schema["required"] == ["answer", "citations"]
-    assert "kv_transfer_params" in sent  # one-shot: nothing kept in the host KV tier
+    # Read whole, the document is asked again with each question: kept in the host KV tier.
+    assert "kv_transfer_params" not in sent
     assert "structured_outputs" not in (prose.params.body() or {})
 
 

@@ -35,6 +35,22 @@ def test_each_type_has_its_schema_sent_as_structured_outputs() -> None:
     assert VALUE_SCHEMA[AnswerType.LIST]["type"] == "array"
 
 
+@pytest.mark.parametrize(("kind", "value"), [
+    (AnswerType.TEXT, {"type": "string"}), (AnswerType.NUMBER, {"type": "number"}),
+    (AnswerType.DATE, {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$"}),
+    (AnswerType.YES_NO, {"type": "string", "enum": ["yes", "no"]}),
+    (AnswerType.LIST, {"type": "array", "items": {"type": "string"}}),
+])
+def test_each_types_schema_holds_the_answer_to_its_own_value_or_null(kind: AnswerType,
+                                                                      value: dict[str, object]) -> None:
+    """Written out, not read from VALUE_SCHEMA: a type whose schema changed (or lost its null,
+    "not in the document") fails here."""
+    assert schema(kind) == {
+        "type": "object", "required": ["answer", "citations"], "additionalProperties": False,
+        "properties": {"answer": {"anyOf": [value, {"type": "null"}]},
+                       "citations": {"type": "array", "items": {"type": "string"}}}}
+
+
 @pytest.mark.parametrize(("kind", "answer", "cell"), [
     (AnswerType.NUMBER, 42, "42 [p. 12]"), (AnswerType.NUMBER, 2.5, "2.5 [p. 12]"),
     (AnswerType.DATE, "2024-02-29", "2024-02-29 [p. 12]"), (AnswerType.YES_NO, "Yes", "yes [p. 12]"),
