@@ -16,7 +16,9 @@ from chainlit.config import config as chainlit_config
 from chainlit.types import ThreadDict
 
 from glm1m.chainlit_app import (
+    document_translation_flow,
     file_only,
+    grid_flow,
     history,
     leaving,
     metrics,
@@ -84,7 +86,8 @@ async def start_session(conversation: Conversation, greet: bool = True) -> None:
     session.start(SessionState(conversation, ChatParams(settings.temperature, settings.max_tokens),
                                target_language=target, lang=lang))
     await cl.ChatSettings(settings_panel.widgets(lang, settings, target)).send()
-    await cl.context.emitter.set_commands(shelf_panel.commands(lang))
+    await cl.context.emitter.set_commands(shelf_panel.commands(lang) + grid_flow.commands(lang)
+                                          + document_translation_flow.commands(lang))
     if greet:  # a resumed thread shows the greeting it got when it began
         welcome = t(lang, "welcome", target=target_words(lang, target), grace=f"{leaving.GRACE_S:.0f}")
         await say(f"{t(lang, 'demo_banner')}\n\n{welcome}" if settings.demo else welcome)
@@ -161,6 +164,12 @@ async def on_message(message: cl.Message) -> None:
         return
     if refused := file_only.refusal(session.lang(), text, message.metadata, len(message.elements or [])):
         await cl.ErrorMessage(content=refused, author="glm1m").send()
+        return
+    if grid_flow.is_grid(message.command):  # the composer's Grid: documents × questions
+        await grid_flow.run_grid_page(message.elements or [], text)
+        return
+    if document_translation_flow.is_translate(message.command):  # the composer's Translate
+        await document_translation_flow.run_document_page(message.elements or [])
         return
     uploads = sort_uploads(message.elements or [])
     if left_out := uploads.left_out():

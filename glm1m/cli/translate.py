@@ -1,7 +1,7 @@
 """`glm1m translate IN.csv --to en` (or IN.xlsx, with --sheet and one --column per column): the
 same engine as the UI, with a progress bar on stderr. The output is in the input's format.
-A document (Markdown, text, HTML, DOCX) is translated section by section instead, with the whole
-document in view and its structure kept (translate_document.py).
+A document (Markdown, text, HTML, DOCX, PDF, EPUB) is translated section by section instead,
+with the whole document in view and its structure kept (translate_document.py).
 
 Exit 0 when every row is translated, 1 when some failed (the output is written and they are
 marked), 2 with one line on stderr when nothing could start (bad input, server unreachable),
@@ -29,10 +29,11 @@ if TYPE_CHECKING:
 def add_command(commands: argparse._SubParsersAction) -> None:
     # No Settings here: building the parser reads no environment or .env; the command does.
     p = commands.add_parser("translate", help="translate columns of a CSV or XLSX file, row by row, "
-                            "or a Markdown, text, HTML or DOCX document in place, section by section")
+                            "or a Markdown, text, HTML, DOCX, PDF or EPUB document in place, "
+                            "section by section")
     p.add_argument("input", type=Path, help="the CSV file (UTF-8, GBK/GB18030, Windows-1252, ...: "
-                                            "detected) or .xlsx workbook; or a .md, .txt, .html or "
-                                            ".docx document")
+                                            "detected) or .xlsx workbook; or a .md, .txt, .html, "
+                                            ".docx, .pdf or .epub document")
     p.add_argument("--to", required=True, help="target language, e.g. en, English, 中文")
     p.add_argument("--from", dest="source_language", default=None, help="source language")
     p.add_argument("--sheet", default=None, help="the workbook's sheet (default: the one Excel "
@@ -44,6 +45,13 @@ def add_command(commands: argparse._SubParsersAction) -> None:
                    help="requests in flight at once (default: GLM1M_TRANSLATE_CONCURRENCY)")
     p.add_argument("--max-tokens", type=int, default=None, help="longest translation of one cell "
                    "or section, in tokens (default: GLM1M_TRANSLATE_MAX_TOKENS)")
+    p.add_argument("--bilingual", action="store_true", help="PDF: the original and the translated "
+                   "pages alternating in the output (original 1, translation 1, original 2, ...)")
+    p.add_argument("--context-tokens", type=int, default=0, metavar="N",
+                   help="documents: at most N tokens of the document beside each section (windows of "
+                        "neighbouring sections); default 0: the whole document while it fits the served "
+                        "context. On an H200 a 287K-token document translated whole took ~10x as long "
+                        "as sections alone (docs/benchmarks.md)")
     p.add_argument("-o", "--output", type=Path, default=None,
                    help="output file (default: IN.translated.csv, .xlsx, or the document's suffix)")
     p.add_argument("--base-url", default=None, help="OpenAI-compatible server URL (default: "
@@ -66,6 +74,10 @@ def cmd_translate(args: argparse.Namespace) -> int:
     if translates_in_place(args.input):
         from glm1m.cli.translate_document import cmd_translate_document
         return cmd_translate_document(args, settings, concurrency, max_tokens)
+    if args.bilingual:
+        return fail(said("doc_tr_bilingual_pdf", name=args.input.name))
+    if args.context_tokens:
+        return fail(said("doc_tr_context_tokens_table", name=args.input.name))
     try:
         inputs = [p for p in (args.input, args.glossary) if p]
         if args.output:  # before reading anything: the output must not be an input

@@ -1,4 +1,4 @@
-"""`glm1m translate FILE --to LANG` for a document (Markdown, text, HTML, DOCX): translate.py
+"""`glm1m translate FILE --to LANG` for a document (Markdown, text, HTML, DOCX, PDF, EPUB): translate.py
 hands it here by the file's format. The output is the same format with its structure kept;
 exit codes as for tables: 0 every section translated, 1 some kept in the original and marked,
 2 bad input or no server, 130 stopped (run the same command again to continue)."""
@@ -22,11 +22,14 @@ if TYPE_CHECKING:
 def cmd_translate_document(args: argparse.Namespace, settings: Settings, concurrency: int,
                            max_tokens: int) -> int:
     from glm1m.doc_translation.job import DocJob
+    from glm1m.documents.ocr import OcrOptions
     from glm1m.translation.job import check_output
     from glm1m.translation.table import read_glossary
 
     if args.sheet is not None or args.column:
         return fail(said("doc_tr_table_options", name=args.input.name))
+    if args.context_tokens < 0:
+        return fail(said("doc_tr_context_tokens_least"))
     output: Path = args.output or args.input.with_name(
         f"{args.input.stem}.translated{args.input.suffix}")
     try:
@@ -39,7 +42,8 @@ def cmd_translate_document(args: argparse.Namespace, settings: Settings, concurr
     except OSError as error:
         return fail(str(error))
     job = DocJob(target_language=args.to, source_language=args.source_language, glossary=glossary,
-                 concurrency=concurrency, max_tokens=max_tokens, lang=language())
+                 concurrency=concurrency, max_tokens=max_tokens, lang=language(),
+                 bilingual=args.bilingual, ocr=OcrOptions.of(settings), context_tokens=args.context_tokens)
     try:
         summary = asyncio.run(translate_with_bar(args.input, job, output, settings))
     except KeyboardInterrupt:

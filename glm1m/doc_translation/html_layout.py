@@ -53,6 +53,7 @@ class HtmlLayout:
     sections: list[Section] = field(default_factory=list)
     spans: list[Span] = field(default_factory=list)
     notes: list[Said] = field(default_factory=list)
+    outside: int = 0  # runs of text outside the blocks translated, kept as they are
 
     def kept(self, section: Section, answer: str) -> bool:
         if section.fallback is None:
@@ -63,6 +64,12 @@ class HtmlLayout:
         return html.escape(answer.strip(), quote=False)
 
     def write(self, results: Mapping[int, Result], path: Path, lang: str) -> list[Said]:
+        page, lost = self.rendered(results, lang)
+        path.write_bytes(page.encode("utf-8"))
+        return [said("doc_tr_html_tags_lost", count=lost)] if lost else []
+
+    def rendered(self, results: Mapping[int, Result], lang: str) -> tuple[str, int]:
+        """The page with its sections translated or marked, and how many lost inline tags."""
         out, at, lost = [], 0, 0
         for section, span in zip(self.sections, self.spans, strict=True):
             out.append(self.page[at:span.start])
@@ -76,8 +83,7 @@ class HtmlLayout:
                 out.append(html.escape(done.strip(), quote=False))
             at = span.end
         out.append(self.page[at:])
-        path.write_bytes("".join(out).encode("utf-8"))
-        return [said("doc_tr_html_tags_lost", count=lost)] if lost else []
+        return "".join(out), lost
 
 
 def tags(text: str) -> list[str]:
@@ -151,7 +157,15 @@ class Runs(HTMLParser):
 
 
 def read_html_layout(path: Path) -> HtmlLayout:
-    page = html_as_utf8(path, path.name, DocumentError).decode("utf-8-sig")
+    layout = html_layout_of(html_as_utf8(path, path.name, DocumentError).decode("utf-8-sig"))
+    if not layout.sections:
+        raise DocumentError(key="doc_tr_nothing", name=path.name)
+    return layout
+
+
+def html_layout_of(page: str) -> HtmlLayout:
+    """A page cut into sections (none when it holds no text to translate): an HTML file, or one
+    XHTML chapter of an EPUB (epub_layout.py)."""
     parser = Runs(page)
     parser.feed(page)
     parser.close()
@@ -170,8 +184,7 @@ def read_html_layout(path: Path) -> HtmlLayout:
         else:
             layout.sections.append(Section(index, plain, plain))
         layout.spans.append(Span(start, start + len(body), span.markup))
+    layout.outside = parser.outside
     if parser.outside:
         layout.notes.append(said("doc_tr_html_outside", count=parser.outside))
-    if not layout.sections:
-        raise DocumentError(key="doc_tr_nothing", name=path.name)
     return layout

@@ -20,6 +20,7 @@ from glm1m.doc_translation.glossary import Glossary, glossary_path, merge, parse
 from glm1m.doc_translation.prompt import DocumentPrompt, document_part, structured_glossary
 from glm1m.doc_translation.sections import Layout, Section
 from glm1m.doc_translation.windows import Windows, plan_windows
+from glm1m.documents.ocr import OcrOptions
 from glm1m.errors import ContextTooLong, UserFacingError
 from glm1m.llm import ChatParams, Llm
 from glm1m.progress import OnProgress, Progress, Stage, Tally, ignore, unit_said
@@ -39,8 +40,14 @@ class DocJob:
     glossary: Glossary = ()  # the user's (--glossary): wins over the model's
     concurrency: int = 64
     max_tokens: int = 1024  # longest translation of one section
+    # At most this many tokens of the document beside each section (windows); 0: the whole
+    # document while it fits. Each generated token attends to the whole prefix: measured on an
+    # H200, a 287K-token document translated whole took ~10x its sections alone.
+    context_tokens: int = 0
     retries: int = 4
     lang: str = EN  # the language of the marks and lines, not the target
+    bilingual: bool = False  # PDF: original and translated pages alternating
+    ocr: OcrOptions | None = None  # PDF: how scanned pages are read (None: OcrOptions())
 
 
 @dataclass(frozen=True)
@@ -80,12 +87,14 @@ async def run_document(path: Path, job: DocJob, llm: Llm, output: Path,
     the output, the finished sections translated and the rest in the original and marked."""
     check_output(output, path)
     with job_lock(output, path.name):
-        layout = await asyncio.to_thread(open_layout, path)
+        layout = await asyncio.to_thread(open_layout, path, job.bilingual, job.ocr)
         for note in layout.notes:
             on_note(note)
-        windows = await plan_windows(layout.sections, llm, job.max_tokens)
+        windows = await plan_windows(layout.sections, llm, job.max_tokens, job.context_tokens)
         if len(windows.groups) > 1:
-            on_note(said("doc_tr_windows", tokens=windows.tokens, context=windows.context,
+            on_note(said("doc_tr_windows_chosen", limit=job.context_tokens, count=len(windows.groups))
+                    if windows.limited else
+                    said("doc_tr_windows", tokens=windows.tokens, context=windows.context,
                          count=len(windows.groups)))
         glossary = merge(job.glossary, await model_glossary(layout, windows, job, llm, output, on_note))
         prompts = [DocumentPrompt(job.target_language, job.source_language,

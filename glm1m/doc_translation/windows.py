@@ -24,14 +24,16 @@ class Windows:
     groups: tuple[tuple[int, ...], ...]  # section indices, each run in document order
     tokens: int  # the whole document part's tokens, by the server's /tokenize
     context: int
+    limited: bool = False  # cut by the user's context_tokens, not by the served context
 
     def of(self, index: int) -> int:
         return next(n for n, group in enumerate(self.groups) if index in group)
 
 
-async def plan_windows(sections: Sequence[Section], llm: Llm, answer_tokens: int) -> Windows:
+async def plan_windows(sections: Sequence[Section], llm: Llm, answer_tokens: int, limit: int = 0) -> Windows:
     """Count the document part with the server's tokenizer (in pieces, as budget.measure does)
-    and cut it into windows that leave room for the longest section's request and answer."""
+    and cut it into windows that leave room for the longest section's request and answer, and
+    hold at most `limit` tokens each when it is not 0."""
     context = await llm.max_model_len()
     texts = [section.source + "\n\n" for section in sections]
     tokens = 0
@@ -40,7 +42,8 @@ async def plan_windows(sections: Sequence[Section], llm: Llm, answer_tokens: int
     chars = sum(len(text) for text in texts) or 1
     per_char = tokens / chars
     longest = max(len(section.text) for section in sections) * per_char
-    room = context - OVERHEAD_TOKENS - answer_tokens - longest
+    served = context - OVERHEAD_TOKENS - answer_tokens - longest
+    room = min(served, limit) if limit > 0 else served
     whole = await llm.count_text_tokens(document_part(sections)) if tokens <= room else tokens
     if whole <= room:
         return Windows((tuple(s.index for s in sections),), whole, context)
@@ -58,4 +61,4 @@ async def plan_windows(sections: Sequence[Section], llm: Llm, answer_tokens: int
         group.append(section.index)
         used += size
     groups.append(tuple(group))
-    return Windows(tuple(groups), tokens, context)
+    return Windows(tuple(groups), tokens, context, limited=0 < limit and tokens <= served)

@@ -9,6 +9,8 @@ import re
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from glm1m.doc_translation.job import DocJob, run_document
 from glm1m.doc_translation.prompt import GLOSSARY_ASK
 from glm1m.errors import ServerBusy
@@ -114,3 +116,43 @@ def test_a_document_past_the_served_context_is_read_in_windows(tmp_path: Path) -
         assert llm.count(call.messages[1]["content"]) < 2048 - 256
         if not call.text.startswith(ASK):
             assert call.text in call.messages[1]["content"]  # each section inside its window
+
+
+def test_context_tokens_cuts_a_document_that_fits_into_windows_and_says_so(tmp_path: Path) -> None:
+    src = tmp_path / "long.md"
+    src.write_text("\n\n".join(f"Paragraph {n} " + "word " * 200 for n in range(12)) + "\n",
+                   encoding="utf-8")
+    whole_llm, whole_notes = ScriptedLlm(context=100_000), []
+    run(src, whole_llm, tmp_path / "whole.de.md", whole_notes, max_tokens=256)
+    assert not [n for n in whole_notes if n.key.startswith("doc_tr_windows")]  # it fits: one part
+    assert len({c.messages[1]["content"] for c in whole_llm.calls}) == 1
+
+    llm, notes = ScriptedLlm(context=100_000), []
+    summary = run(src, llm, tmp_path / "cut.de.md", notes, max_tokens=256, context_tokens=1000)
+    assert summary.complete
+    chosen = [n for n in notes if n.key == "doc_tr_windows_chosen"]
+    assert chosen and chosen[0].fields == {"limit": 1000, "count": chosen[0].fields["count"]}
+    assert chosen[0].fields["count"] > 1 and not [n for n in notes if n.key == "doc_tr_windows"]
+    parts = {c.messages[1]["content"] for c in llm.calls}
+    assert len(parts) == chosen[0].fields["count"]
+    assert all(llm.count(part) <= 1000 for part in parts)
+    for call in llm.calls:
+        if not call.text.startswith(ASK):
+            assert call.text in call.messages[1]["content"]  # each section inside its window
+
+
+def test_context_tokens_below_zero_or_for_a_table_is_one_sentence_and_exit_2(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from glm1m.cli.main import main
+
+    monkeypatch.setenv("GLM1M_LANG", "en")
+    monkeypatch.chdir(tmp_path)  # no .env of the checkout
+    (tmp_path / "a.md").write_text("Hello.\n", encoding="utf-8")
+    (tmp_path / "t.csv").write_text("text\nhello\n", encoding="utf-8")
+    for argv, words in ((["a.md", "--context-tokens", "-5"], "--context-tokens must be 0"),
+                        (["t.csv", "--context-tokens", "4000"], "t.csv is a table")):
+        with pytest.raises(SystemExit) as ended:
+            main(["translate", *argv, "--to", "German", "--base-url", "http://127.0.0.1:9/v1"])
+        assert ended.value.code == 2
+        said = capsys.readouterr().err
+        assert said.startswith("glm1m: ") and words in said and "Traceback" not in said, said
