@@ -28,7 +28,7 @@ from glm1m.chainlit_app.i18n import EN, ZH, count_of, t
 from glm1m.chainlit_app.status import AUTHOR, say, says_own_stop
 from glm1m.documents.asking import OpenedSet, settle
 from glm1m.documents.sets import DocumentSet
-from glm1m.documents.shelf import Entry, NotOnShelf, count_key
+from glm1m.documents.shelf import AsyncShelf, Entry, NotOnShelf, count_key
 from glm1m.settings import get_settings
 
 COMMANDS = {EN: "Shelf", ZH: "文档架"}  # the command's id is the name the composer shows
@@ -74,6 +74,24 @@ def listing(lang: str, documents: DocumentSet | None, entries: list[Entry], coun
     return "\n".join([head, *chat, "", shelf_head, *lines])
 
 
+async def in_chat(shelf: AsyncShelf, entries: list[Entry], documents: DocumentSet | None) -> set[str]:
+    """The sha256 of each of `entries` whose text (its latest read, what "Add" would add) is one of
+    the chat's documents, by content id as the take-out buttons name them. Only an entry with as
+    many locations, of the same unit, as a chat document can be one: only those texts are opened
+    (a text file is megabytes; a list of 20 must not read them all)."""
+    if documents is None:
+        return set()
+    ids = {doc.content_id for doc in documents.documents}
+    shapes = {(len(doc.pages), doc.kind.unit) for doc in documents.documents}
+    found: set[str] = set()
+    for entry in entries:
+        if (entry.locations, entry.unit) in shapes:
+            shelved = await shelf.latest(entry.sha256)
+            if shelved is not None and shelved.text.content_id in ids:
+                found.add(entry.sha256)
+    return found
+
+
 async def show(named: str = "") -> None:
     """The Shelf command: the list, and a button for each thing to do."""
     state, settings = session.current(), get_settings()
@@ -87,11 +105,14 @@ async def show(named: str = "") -> None:
                          label=t(lang, "shelf_take_out", label=label, name=doc.name))
                for label, doc in zip(documents.labels, documents.documents, strict=True)
                ] if documents is not None else []
-    for entry in named_like(entries, named):
-        actions += [cl.Action(name="shelf_add", payload={"sha256": entry.sha256},
-                              label=t(lang, "shelf_add", name=entry.name)),
-                    cl.Action(name="shelf_delete", payload={"sha256": entry.sha256, "name": entry.name},
-                              label=t(lang, "shelf_delete", name=entry.name))]
+    shown = named_like(entries, named)
+    here = await in_chat(shelf.aio, shown, documents)
+    for entry in shown:
+        if entry.sha256 not in here:  # one in the chat has its "Take … out" above, not "Add"
+            actions.append(cl.Action(name="shelf_add", payload={"sha256": entry.sha256},
+                                     label=t(lang, "shelf_add", name=entry.name)))
+        actions.append(cl.Action(name="shelf_delete", payload={"sha256": entry.sha256, "name": entry.name},
+                                 label=t(lang, "shelf_delete", name=entry.name)))
     used = await shelf.aio.used_bytes()
     await cl.Message(content=listing(lang, documents, entries, counted_as, used / 1e6,
                                      settings.shelf_max_mb, named),
@@ -99,16 +120,24 @@ async def show(named: str = "") -> None:
 
 
 async def add(sha256: str) -> None:
-    """A shelf document joins the chat's documents, after them, as a file attached now does."""
+    """A shelf document joins the chat's documents, after them, as a file attached now does.
+    Already in the chat (an older list's button: the list now offers no "Add" for it): said,
+    with the list now, as take_out says a stale button."""
     state, settings = session.current(), get_settings()
     shelf = user_shelf()
     shelved = await shelf.aio.latest(sha256)
     if shelved is None:
         await say(t(state.lang, "shelf_gone"))
         return
+    before = state.documents or DocumentSet(())
+    ids = [doc.content_id for doc in before.documents]
+    if shelved.text.content_id in ids:
+        held = before.labels[ids.index(shelved.text.content_id)]
+        await say(t(state.lang, "shelf_add_already", name=shelved.text.name, label=held))
+        await show()
+        return
     door = PageDoor(state.lang, state.documents)
     await door.read(shelved, None)
-    before = state.documents or DocumentSet(())
     if (label := before.label_of(shelved.text)) is not None:
         await door.already(shelved.text.name, label)
         return

@@ -57,6 +57,8 @@ async def test_the_shelf_command_lists_and_its_buttons_take_out_add_and_delete(
     assert f"- A · {contract.name} — 2 pages" in listed and f"- B · {annex.name} — 2 pages" in listed
     # Read together, they were counted as a set: the shelf has no count of either alone yet.
     assert f"- {contract.name} — 2 pages, not counted for this server yet, added " in listed
+    # In the chat already: its shelf line offers no "Add", only "Take A … out" above and "Delete".
+    assert f"Add {contract.name}" not in buttons and f"Delete {contract.name} from the shelf" in buttons
 
     start = await first.click(buttons[f"Take A ({contract.name}) out of this chat"])
     await first.wait_for(lambda e: e.name == "update_message"
@@ -80,7 +82,8 @@ async def test_the_shelf_command_lists_and_its_buttons_take_out_add_and_delete(
 
     second = await open_chat(production_app)
     _, buttons = await shelf(second, contract.name)
-    start = await second.click(buttons[f"Add {contract.name}"])
+    stale_add = buttons[f"Add {contract.name}"]
+    start = await second.click(stale_add)
     lines = shown(second, start)
     assert any(f"**{contract.name}** is on the shelf" in line for line in lines)  # not read again
     assert not any("Reading **" in line for line in lines)
@@ -89,6 +92,16 @@ async def test_the_shelf_command_lists_and_its_buttons_take_out_add_and_delete(
     listed, buttons = await shelf(second, contract.name)
     assert any(line.startswith(f"- {contract.name} — 2 pages, ") and " tokens, added " in line
                for line in listed.splitlines()), listed  # counted alone when it was added alone
+    assert f"Add {contract.name}" not in buttons  # in this chat now: the new list offers no "Add"
+    # The older list's "Add": it joined since, so the page says so and shows the list, adding nothing.
+    start = await second.click(stale_add)
+    await second.wait_for(lambda e: "**Your shelf**" in str(e.data), 60, start)
+    lines = shown(second, start)
+    assert any(f"The list changed: **{contract.name}** is already in this chat, as document A" in line
+               for line in lines), lines
+    now = next(line for line in lines if "**Your shelf**" in line)
+    assert f"- A · {contract.name}" in now and f"- B · {annex.name}" in now and "- C · " not in now, now
+    assert not any("Reading **" in line or "is on the shelf" in line for line in lines)  # not read again
     start = await second.click(buttons[f"Delete {contract.name} from the shelf"])
     # Delete asks once, naming the document; nothing is deleted until the answer.
     await second.wait_for(lambda e: f"Delete **{contract.name}** from your shelf?" in str(e.data), 60, start)

@@ -1,7 +1,9 @@
 """The Shelf command on a Chinese page (Chromium with locale zh-CN), in real Chromium on the real
 app and server: its composer button 文档架 lists the chat's document in Chinese, and the take-out
 button under the list takes it out of the chat, saying so in Chinese; clicked again, the stale
-button says the list changed and shows it as it is; delete asks once, naming the document."""
+button says the list changed and shows it as it is; a document in the chat has no add button, and
+an older list's add, pressed once it joined, says it is in the chat already and shows the list;
+delete asks once, naming the document."""
 
 from __future__ import annotations
 
@@ -43,6 +45,9 @@ def test_the_shelf_command_on_a_chinese_page_lists_the_chats_document_and_takes_
     assert f"A · {contract.name} — 2 页" in listed, listed
     assert "你的文档架" in listed and "份文档" in listed, listed
     assert f"{contract.name} — 2 页，" in listed and " 加入" in listed, listed  # its shelf line
+    # In the chat already: no "加入" (add) for it, only its take-out above and the delete.
+    assert not page.locator(f"button:has-text('加入 {contract.name}')").count()
+    assert page.locator(f"button:has-text('从文档架删除 {contract.name}')").count()
     screenshot(page, "zh-shelf-listed")
 
     page.click(f"button:has-text('把 A（{contract.name}）移出此对话')")
@@ -55,6 +60,15 @@ def test_the_shelf_command_on_a_chinese_page_lists_the_chats_document_and_takes_
     page.click(f"button:has-text('把 A（{contract.name}）移出此对话')")
     page.wait_for_selector(f"text=/列表已变化：{contract.name} 已不在此对话中/", timeout=60_000)
     page.wait_for_selector("text=此对话还没有文档。", timeout=60_000)
+    # Out of the chat, the list offers "加入" again; once added, the same button is stale: the page
+    # says the document is in the chat already, as A, and shows the list, adding nothing twice.
+    add = page.locator(f"button:has-text('加入 {contract.name}')").last
+    add.click()
+    page.wait_for_selector("text=请提问：问题会发给这些文档。", timeout=120_000)
+    add.click()
+    page.wait_for_selector(f"text=/列表已变化：{contract.name} 已作为文档 A 在此对话中/", timeout=60_000)
+    assert not page.locator("text=/B · /").count()
+    screenshot(page, "zh-shelf-stale-add")
     page.click(f"button:has-text('从文档架删除 {contract.name}') >> nth=-1")
     page.wait_for_selector(f"text=/要从文档架删除 {contract.name} 吗？/", timeout=60_000)
     assert not page.locator(f"text=/已从文档架删除 {contract.name}/").count()  # asked, not done

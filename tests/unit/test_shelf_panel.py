@@ -4,14 +4,16 @@ it move up a letter) counted again on the one document path (asking.settle)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from glm1m.chainlit_app.i18n import EN, ZH
-from glm1m.chainlit_app.shelf_panel import listing, named_like
+from glm1m.chainlit_app.shelf_panel import in_chat, listing, named_like
 from glm1m.documents.asking import settle
 from glm1m.documents.formats import ReadOptions
+from glm1m.documents.sets import DocumentSet
 from glm1m.documents.shelf import Entry, Shelf
 from glm1m.documents.through_shelf import read_through
 from glm1m.settings import Settings
@@ -63,3 +65,17 @@ async def test_the_shelf_gives_back_a_document_by_its_hash_under_its_first_name(
     assert found is not None and found.hit and found.text == kept.text and found.text.name == "lease.md"
     shelf.remove(kept.key.sha256)
     assert shelf.latest(kept.key.sha256) is None
+
+
+async def test_a_shelf_document_in_the_chat_is_known_by_its_content_whatever_its_name(tmp_path: Path) -> None:
+    """The list offers no "Add" for these (show): they have "Take … out" already."""
+    shelf = Shelf.of(tmp_path / "data", 100)
+    lease, _ = await read_through(shelf, *write(tmp_path, "lease.md", "Rent is due monthly."), ReadOptions())
+    other, _ = await read_through(shelf, *write(tmp_path, "other.md", "Rent is due weekly."), ReadOptions())
+    entries = shelf.entries()
+    assert await in_chat(shelf.aio, entries, None) == set()
+    assert await in_chat(shelf.aio, entries, DocumentSet((lease.text,))) == {lease.key.sha256}
+    renamed = replace(lease.text, name="copy.md")  # the same text under another name is the same document
+    assert await in_chat(shelf.aio, entries, DocumentSet((other.text, renamed))) == {
+        lease.key.sha256, other.key.sha256}
+    assert await in_chat(shelf.aio, entries, SET) == set()
