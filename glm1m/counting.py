@@ -16,8 +16,8 @@ mapping): glm1m/llm.py is at the length the layer test allows, so it lives besid
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, runtime_checkable
 
 import httpx
 import openai
@@ -45,13 +45,15 @@ class CountsTokens(Protocol):
 
 
 async def complete_counting(llm: Llm, messages: list[Message], params: ChatParams,
-                            on_tokens: OnTokens = no_tokens, retries: int | None = None) -> str:
+                            on_tokens: OnTokens = no_tokens, retries: int | None = None,
+                            ids: Sequence[int] | None = None) -> str:
     """llm.complete(messages, params, retries): one whole answer, retried the same way, with
     on_tokens(n) as its tokens come back where the client can count them (LlmClient, or one that
     is CountsTokens); another Llm is asked with complete() and reports none, and progress then
-    moves by finished units only."""
+    moves by finished units only. `ids`: the messages as the server's token ids
+    (documents/prompt_ids.py), sent on /v1/completions instead (LlmClient only)."""
     if isinstance(llm, LlmClient):
-        return await counted_completion(llm, messages, params, on_tokens, retries)
+        return await counted_completion(llm, messages, params, on_tokens, retries, ids)
     if isinstance(llm, CountsTokens):
         return await llm.complete_counted(messages, params, on_tokens, retries)
     return await llm.complete(messages, params, retries=retries)
@@ -63,7 +65,8 @@ class _CutShort(Exception):
 
 
 async def counted_completion(llm: LlmClient, messages: list[Message], params: ChatParams,
-                             on_tokens: OnTokens, retries: int | None = None) -> str:
+                             on_tokens: OnTokens, retries: int | None = None,
+                             ids: Sequence[int] | None = None) -> str:
     """LlmClient.complete, streamed and counted. Retried as complete() is: the OpenAI client
     retries 429/503/timeouts/refused connections as the request opens, `retries` times (else
     GLM1M_RETRIES) with its exponential backoff, and ends with the same sentences; an answer cut
@@ -74,7 +77,7 @@ async def counted_completion(llm: LlmClient, messages: list[Message], params: Ch
     retries = llm.settings.retries if retries is None else retries
     for attempt in range(retries + 1):
         try:
-            return await _counted_once(llm, retries, messages, params, on_tokens)
+            return await _counted_once(llm, retries, messages, params, on_tokens, ids)
         except _CutShort as cut:
             if attempt == retries:
                 raise llm._unreachable() from cut.__cause__
@@ -83,13 +86,18 @@ async def counted_completion(llm: LlmClient, messages: list[Message], params: Ch
 
 
 async def _counted_once(llm: LlmClient, retries: int, messages: list[Message], params: ChatParams,
-                        on_tokens: OnTokens) -> str:
+                        on_tokens: OnTokens, ids: Sequence[int] | None) -> str:
+    client = llm._client.with_options(max_retries=retries)
+    # As LlmClient._open_stream sends ids: in the body as they are (the SDK checks each item of
+    # `prompt`, 14 s a million).
+    route: Any = client.chat.completions if ids is None else client.completions
+    prompt: dict[str, Any] = {"messages": _openai_messages(messages)} if ids is None else {"prompt": ""}
+    body = {**(params.body() or {}), **COUNTED_STREAM, **({} if ids is None else {"prompt": list(ids)})}
     try:
-        stream = await llm._client.with_options(max_retries=retries).chat.completions.create(
-            model=llm.settings.model, messages=_openai_messages(messages), stream=True,
+        stream = await route.create(
+            model=llm.settings.model, **prompt, stream=True,
             temperature=params.temperature, max_tokens=params.max_tokens, stop=params.stop,
-            extra_body={**(params.body() or {}), **COUNTED_STREAM},
-            extra_headers=affinity.headers(messages, params.session),
+            extra_body=body, extra_headers=affinity.headers(messages, params.session),
         )
     except openai.APIError as exc:
         raise llm._user_error(exc) from exc
@@ -97,7 +105,8 @@ async def _counted_once(llm: LlmClient, retries: int, messages: list[Message], p
     counted = 0
     try:
         async for chunk in stream:
-            if chunk.choices and (piece := chunk.choices[0].delta.content):
+            choice = chunk.choices[0] if chunk.choices else None  # chat: a delta; ids: text
+            if choice and (piece := choice.delta.content if ids is None else choice.text):
                 text.append(piece)
             usage = chunk.usage
             now = usage.completion_tokens if usage is not None else counted + bool(chunk.choices)

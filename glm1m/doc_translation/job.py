@@ -21,8 +21,9 @@ from glm1m.doc_translation.prompt import DocumentPrompt, document_part, structur
 from glm1m.doc_translation.sections import Layout, Section
 from glm1m.doc_translation.windows import Windows, plan_windows
 from glm1m.documents.ocr import OcrOptions
+from glm1m.documents.prompt_ids import KeptIds, appended_ids
 from glm1m.errors import ContextTooLong, UserFacingError
-from glm1m.llm import ChatParams, Llm
+from glm1m.llm import ChatParams, Llm, Message
 from glm1m.progress import OnProgress, Progress, Stage, Tally, ignore, unit_said
 from glm1m.translation.checkpoint import Checkpoint, fingerprint_of
 from glm1m.translation.fanout import Result
@@ -135,18 +136,26 @@ async def model_glossary(layout: Layout, windows: Windows, job: DocJob, llm: Llm
     return glossary
 
 
-async def translate_section(section: Section, prompt: DocumentPrompt, layout: Layout, job: DocJob,
-                            llm: Llm, on_tokens: OnTokens) -> Result:
-    """One section's result: its translation, or why it stays in the original."""
+async def ask_section(text: str, prompt: DocumentPrompt, kept: KeptIds, job: DocJob, llm: Llm,
+                      on_tokens: OnTokens) -> str:
+    """The translation of `text` (a section, or its plain fallback) with its document part, sent as
+    token ids where the server gives them (the part tokenized once per document: `kept`)."""
     # Not one_shot: the document part is sent again with every section, and a long one is worth
     # keeping in the server's host KV tier between them.
     params = ChatParams(temperature=0.0, max_tokens=job.max_tokens)
+    section: list[Message] = [{"role": "user", "content": text}]
+    ids = await appended_ids(llm, prompt.shared(), section, kept)
+    return await complete_counting(llm, prompt.shared() + section, params, on_tokens,
+                                   retries=job.retries, ids=ids.ids if ids is not None else None)
+
+
+async def translate_section(section: Section, prompt: DocumentPrompt, kept: KeptIds, layout: Layout,
+                            job: DocJob, llm: Llm, on_tokens: OnTokens) -> Result:
+    """One section's result: its translation, or why it stays in the original."""
     try:
-        answer = await complete_counting(llm, prompt.messages(section.text), params, on_tokens,
-                                         retries=job.retries)
+        answer = await ask_section(section.text, prompt, kept, job, llm, on_tokens)
         if answer.strip() and not layout.kept(section, answer) and section.fallback is not None:
-            plain = await complete_counting(llm, prompt.messages(section.fallback), params,
-                                            on_tokens, retries=job.retries)
+            plain = await ask_section(section.fallback, prompt, kept, job, llm, on_tokens)
             return Result(section.index, layout.fell_back(section, plain))
     except ContextTooLong:
         return Result(section.index, None, render(job.lang, "doc_tr_section_too_long",
@@ -170,11 +179,13 @@ async def translate_sections(layout: Layout, prompts: Sequence[DocumentPrompt], 
     kept = sum(1 for r in checkpoint.results.values() if r.error is None)
     tally = Tally(Progress(Stage.TRANSLATING, kept, total, unit="sections", resumed=kept), on_progress)
     limit = asyncio.Semaphore(job.concurrency)
+    ids = {prompt: KeptIds() for prompt in prompts}  # one document part's ids per window
 
     async def one(section: Section) -> None:
         async with limit:
             tally.start(section.index, len(section.text))
-            result = await translate_section(section, prompts[section.index], layout, job, llm,
+            prompt = prompts[section.index]
+            result = await translate_section(section, prompt, ids[prompt], layout, job, llm,
                                              lambda count: tally.tokens(section.index, count))
         checkpoint.record(result)
         tally.finish(result.index, failed=result.error is not None)

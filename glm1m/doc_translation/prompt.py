@@ -3,13 +3,12 @@ whole document, or the window of sections that holds the section), the glossary 
 
 Every request of a document begins with the same system message and the same document part, so
 vLLM's prefix cache serves that part after its first request and each section costs only its own
-tokens. They are sent as chat text, not as token ids (documents/prompt_ids.py): its split of a
-prompt into the document's ids and the question's assumes one user message ending in
-"Question: …", and a section is a message of its own here; the cache serves the identical text
-the same way, only the template and tokenizer run again on each request (0.5-2.5 s on a 1M-token
-document, docs/benchmarks.md) - worth adding when long documents are translated on a GPU.
-The glossary pass asks with the same system message and document, so it is the request that
-fills the cache for the sections after it.
+tokens. The sections go as the server's token ids (documents/prompt_ids.py, `appended_ids`): the
+document part is tokenized once, each section through a small frame, so vLLM neither templates
+nor tokenizes the whole document again for every section (0.5-2.5 s a request on a 1M-token
+document, docs/benchmarks.md); where ids cannot be had they go as chat, which the cache serves
+the same way. The glossary pass asks with the same system message and document, so it is the
+request that fills the cache for the sections after it.
 """
 
 from __future__ import annotations
@@ -53,10 +52,13 @@ class DocumentPrompt:
             text += f"\n\nAlways translate these terms exactly as given:\n{terms}"
         return {"role": "user", "content": text}
 
+    def shared(self) -> list[Message]:
+        """What every section's request begins with: the system message and the document part."""
+        return [{"role": "system", "content": self.system()}, self.document_message()]
+
     def messages(self, section_text: str) -> list[Message]:
         """The section's request: the shared prefix, then the section alone as the last message."""
-        return [{"role": "system", "content": self.system()}, self.document_message(),
-                {"role": "user", "content": section_text}]
+        return [*self.shared(), {"role": "user", "content": section_text}]
 
     def glossary_messages(self) -> list[Message]:
         """The first pass: the same system message and document, then the request for terms."""

@@ -19,6 +19,7 @@ question as chat, as before: a question never fails for want of ids.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from array import array
 from collections.abc import AsyncIterator, Sequence
@@ -82,6 +83,9 @@ class KeptIds:
     shelf: Shelf | None = None
     key: ShelfKey | None = None
     _latest: tuple[str, Prefix] | None = field(default=None, repr=False)
+    # Held while a part is found or tokenized: requests that start together (a document's
+    # sections) tokenize it once, not once each.
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
 
     async def find(self, name: str) -> Prefix | None:
         if self._latest is not None and self._latest[0] == name:
@@ -140,6 +144,36 @@ async def prompt_ids(llm: Llm, messages: list[Message], question: str, kept: Kep
     if asked[:len(prefix.frame)] != prefix.frame:
         return None  # the question's first token would merge with the document's last
     return PromptIds(llm, messages, prefix.document + asked[len(prefix.frame):])
+
+
+async def appended_ids(llm: Llm, shared: list[Message], tail: list[Message], kept: KeptIds
+                       ) -> PromptIds | None:
+    """`shared + tail` as the server's token ids: `shared` (what every request of a job begins
+    with: a system message and a document) tokenized once and kept in `kept`; `tail` (the messages
+    after it: a document's section) through a small frame, the system message and the last line of
+    shared's last message, asked with and without the tail. None when they cannot be had or do not
+    add up: send the messages as chat."""
+    if not isinstance(llm, TakesIds) or len(shared) < 2 or not tail:
+        return None
+    system, last = shared[0], shared[-1]
+    line = last["content"][last["content"].rstrip("\n").rfind("\n") + 1:]  # its last line
+    frame: list[Message] = [system, {"role": last["role"], "content": line}]
+    from glm1m.documents.shelf import count_key  # here: see the import of Shelf above
+    try:
+        async with kept.lock:
+            served = count_key(llm.settings.model, await llm.max_model_len())
+            opened = "\0".join([served, *(m["content"] for m in shared)])
+            name = hashlib.sha256(opened.encode()).hexdigest()[:32]
+            prefix = await kept.find(name)
+            if prefix is None:
+                prefix = Prefix(await tokenized(llm, shared, False), await tokenized(llm, frame, False))
+                await kept.keep(name, prefix)
+        asked = await tokenized(llm, frame + tail)
+    except (UserFacingError, KeyError, TypeError, ValueError, OverflowError, OSError):
+        return None  # as in prompt_ids: the request goes as chat, which says why when it fails
+    if asked[:len(prefix.frame)] != prefix.frame:
+        return None
+    return PromptIds(llm, shared + tail, prefix.document + asked[len(prefix.frame):])
 
 
 async def tokenized(llm: TakesIds, messages: list[Message], generation: bool = True) -> array:

@@ -19,6 +19,7 @@ import pytest
 
 from glm1m.doc_translation.html_layout import tags
 from glm1m.doc_translation.pdf_blocks import read_blocks
+from glm1m.doc_translation.prompt import GLOSSARY_ASK
 from glm1m.documents.ocr import OcrOptions
 from tests.conftest import ModelServer
 from tests.integration.test_summarize_set import glm1m
@@ -47,6 +48,12 @@ def translate(path: Path, out: Path, proxy: IdentityProxy, tmp_path: Path, *opti
     assert done.returncode == 0, done.stderr  # the identity answer keeps every section
     found = SUMMARY.search(done.stderr)
     assert found and found.group(1) == found.group(2), done.stderr
+    # Every section went as the server's token ids (the document part tokenized once, on
+    # /tokenize of the real server), not as chat that vLLM templates again each time.
+    ask = GLOSSARY_ASK.split(",")[0]
+    sections = [body for body, _ in proxy.journal
+                if not str((body.get("messages") or [{}])[-1].get("content")).startswith(ask)]
+    assert sections and all(isinstance(body.get("prompt"), list) for body in sections)
     return int(found.group(2))
 
 

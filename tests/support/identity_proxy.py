@@ -3,6 +3,8 @@ real vLLM server, which reads the prompt and generates its answer, but the answe
 is the request's last user message (for a document's section: the section itself). A document
 translated through it must come back equal to its input, element for element: the structure
 round trip of issue 37. The glossary's request (structured JSON) passes as the server wrote it.
+A section sent as token ids (/v1/completions) is read back as chat through the server's
+/detokenize (FaultProxy._as_chat).
 """
 
 from __future__ import annotations
@@ -20,10 +22,10 @@ class IdentityProxy(FaultProxy):
     async def _relay(self, request: web.Request, response: web.StreamResponse,
                      upstream: aiohttp.ClientResponse, body: bytes, cut_after: int | None,
                      epoch: int) -> None:
-        sent = json.loads(body) if body else {}
+        sent = await self._as_chat(request, json.loads(body) if body else {})
         messages = sent.get("messages") or []
         asked = next((m.get("content") for m in reversed(messages) if m.get("role") == "user"), None)
-        if (not request.path.endswith("chat/completions") or not sent.get("stream")
+        if (not request.path.endswith("completions") or not sent.get("stream")
                 or upstream.status != 200 or not isinstance(asked, str)
                 or asked.startswith(GLOSSARY_ASK.split(",")[0])):
             await super()._relay(request, response, upstream, body, cut_after, epoch)
@@ -47,6 +49,8 @@ def answered(stream: bytes, text: str) -> bytes:
             delta = choice.get("delta", {})
             if "content" in delta and delta["content"] is not None:
                 delta["content"], given = ("" if given else text), True
+            if "text" in choice:  # /v1/completions: the piece is the choice's text
+                choice["text"], given = ("" if given else text), True
             if choice.get("finish_reason") == "length":
                 choice["finish_reason"] = "stop"
         out.append("data: " + json.dumps(chunk, ensure_ascii=False))
