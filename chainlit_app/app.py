@@ -14,6 +14,7 @@ import chainlit as cl
 import chainlit.server
 from chainlit.config import config as chainlit_config
 from chainlit.types import ThreadDict
+from starlette.datastructures import Headers
 
 from glm1m.chainlit_app import (
     document_translation_flow,
@@ -33,7 +34,13 @@ from glm1m.chainlit_app.client import llm
 from glm1m.chainlit_app.document_flow import ask_document, read_documents, reopen_document
 from glm1m.chainlit_app.file_only import typed_text
 from glm1m.chainlit_app.i18n import TEXT, default_target, t, target_words
-from glm1m.chainlit_app.login import check_password, open_accounts_and_history
+from glm1m.chainlit_app.login import (
+    check_password,
+    keeps_local_history,
+    local_user,
+    open_accounts_and_history,
+    open_history,
+)
 from glm1m.chainlit_app.resume import asked_in_thread, from_thread
 from glm1m.chainlit_app.session import SessionState
 from glm1m.chainlit_app.status import in_page_language, say, show_error, shows_errors, stop_line
@@ -51,16 +58,27 @@ file_only.install()
 # `chainlit run --host` sets config.run.host before it imports this module.
 origins.install(chainlit.server.app, get_settings(), chainlit_config.run.host)
 mount_first(chainlit.server.app, upload_guard(get_settings()))
+_history: history.HistoryDataLayer | None = None
 if get_settings().auth_required:
     _accounts, _history = open_accounts_and_history(get_settings())
-
-    @cl.data_layer
-    def data_layer() -> history.HistoryDataLayer:
-        return _history
 
     @cl.password_auth_callback
     async def login(username: str, password: str) -> cl.User | None:
         return await check_password(_accounts, username, password)
+
+elif keeps_local_history(get_settings(), chainlit_config.run.host):
+    _history = open_history(get_settings())
+
+    @cl.header_auth_callback
+    async def local_login(headers: Headers) -> cl.User:
+        return local_user()
+
+if _history is not None:
+    _kept = _history
+
+    @cl.data_layer
+    def data_layer() -> history.HistoryDataLayer:
+        return _kept
 
     @cl.on_chat_resume
     @shows_errors
@@ -90,6 +108,8 @@ async def start_session(conversation: Conversation, greet: bool = True) -> None:
                                           + document_translation_flow.commands(lang))
     if greet:  # a resumed thread shows the greeting it got when it began
         welcome = t(lang, "welcome", target=target_words(lang, target), grace=f"{leaving.GRACE_S:.0f}")
+        if _history is None:  # said before anything is lost, not after a reload
+            welcome += "\n\n" + t(lang, "history_not_kept")
         await say(f"{t(lang, 'demo_banner')}\n\n{welcome}" if settings.demo else welcome)
     await report_server_state()
 

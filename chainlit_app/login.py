@@ -10,6 +10,11 @@ Logins are Chainlit's: a signed cookie (JWT) valid for `user_session_timeout`, c
   the account as it is now: a removed user or a changed password ends the sessions begun before,
   within one request;
 - an open socket whose login is no longer valid is closed at its next event.
+
+With login off on loopback (the demo's default), the same history and file store serve one local
+user, logged in without a password through Chainlit's header_auth_callback: only this machine
+reaches the page (the app listens on loopback and HostGuard answers loopback names only), so a
+reload or New Chat keeps what was done (issue 34).
 """
 
 from __future__ import annotations
@@ -34,11 +39,13 @@ from fastapi.security import OAuth2PasswordRequestForm
 from glm1m.accounts import Accounts, FailedLogins, ensure_auth_secret
 from glm1m.chainlit_app import history
 from glm1m.chainlit_app.i18n import language_of
+from glm1m.chainlit_app.origins import LOOPBACK_NAMES
 from glm1m.chainlit_app.storage import LocalStorage, file_router, mount_first
 from glm1m.errors import AccountError, UserFacingError
 from glm1m.settings import Settings
 
 CREDENTIAL = "credential"  # the key of the account's credential in a login's metadata
+LOCAL_USER = "local"  # the user of a page with login off on loopback (keeps_local_history)
 # scrypt takes ~0.1 s and 32 MiB per check: two threads of their own keep a flood of logins from
 # taking the shared thread pool that PDF reading and CSV work use, and bound the memory.
 _PASSWORD_CHECKS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="glm1m-login")
@@ -48,6 +55,29 @@ def open_accounts_and_history(settings: Settings) -> tuple[Accounts, history.His
     try:
         accounts = Accounts.from_settings(settings)
         accounts.require_users()
+    except UserFacingError as error:
+        print(f"glm1m: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
+    data = open_history(settings)
+    mount_first(chainlit.server.app, login_router(FailedLogins.from_settings(settings)))
+    end_sessions_when_accounts_change(accounts)
+    return accounts, data
+
+
+def keeps_local_history(settings: Settings, host: str) -> bool:
+    """Login off, the page served on loopback (only this machine reaches it), and
+    GLM1M_LOCAL_HISTORY on: one local user, logged in without a password, keeps the history."""
+    return not settings.auth_required and settings.local_history and host in LOOPBACK_NAMES
+
+
+def local_user() -> cl.User:
+    """The one user of a page with login off on loopback (header_auth_callback: no password)."""
+    return cl.User(identifier=LOCAL_USER, metadata={"provider": "local"})
+
+
+def open_history(settings: Settings) -> history.HistoryDataLayer:
+    """The session-signing secret, the history database and the file store behind /files."""
+    try:
         os.environ["CHAINLIT_AUTH_SECRET"] = ensure_auth_secret(settings.data_dir)
         storage = LocalStorage(settings.data_dir / "files")
         data = history.open_history(settings, storage)
@@ -59,9 +89,7 @@ def open_accounts_and_history(settings: Settings) -> tuple[Accounts, history.His
               f"GLM1M_DATA_DIR a folder this user can write.", file=sys.stderr)
         raise SystemExit(2) from None
     mount_first(chainlit.server.app, file_router(storage, data.file_owner))
-    mount_first(chainlit.server.app, login_router(FailedLogins.from_settings(settings)))
-    end_sessions_when_accounts_change(accounts)
-    return accounts, data
+    return data
 
 
 async def check_password(accounts: Accounts, username: str, password: str) -> cl.User | None:

@@ -136,6 +136,9 @@ class Settings(BaseSettings):
         True, description="create missing history tables and columns at startup")
     auth: bool | None = Field(
         None, description="require a login (unset: on, except in demo mode)")
+    local_history: bool = Field(
+        True, description="with login off and the page on loopback: keep chats, files and the "
+                          "shelf for one local user, without a password")
     users_file: Path | None = Field(
         None, description="users written by `glm1m users add` (default: data_dir/users.json)")
     users: str = Field(

@@ -49,10 +49,12 @@ class App:
     data_dir: Path | None = None
 
     def cookies(self, login: tuple[str, str] | None = None) -> str | None:
-        """The session cookie of `login` (default: this app's user); None when login is off."""
+        """The session cookie of `login` (default: this app's user); with login off, the local
+        user's (as the page gets it, through /auth/header), or None when the app keeps none."""
         login = login or self.login
         if login is None:
-            return None
+            reply = httpx.post(f"{self.url}/auth/header", timeout=30)
+            return "; ".join(f"{k}={v}" for k, v in reply.cookies.items()) if reply.status_code == 200 else None
         reply = httpx.post(f"{self.url}/login", data={"username": login[0], "password": login[1]},
                            timeout=30)
         assert reply.status_code == 200, reply.text
