@@ -7,7 +7,6 @@ chainlit_app/app.py` from a checkout works too.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import chainlit as cl
@@ -17,23 +16,21 @@ from chainlit.types import ThreadDict
 from starlette.datastructures import Headers
 
 from glm1m.chainlit_app import (
+    chat_start,
     document_translation_flow,
     file_only,
     grid_flow,
     history,
     leaving,
-    metrics,
     origins,
     refusals,
     session,
-    settings_panel,
     shelf_panel,
 )
 from glm1m.chainlit_app.chat_flow import run_chat
-from glm1m.chainlit_app.client import llm
 from glm1m.chainlit_app.document_flow import ask_document, read_documents, reopen_document
 from glm1m.chainlit_app.file_only import typed_text
-from glm1m.chainlit_app.i18n import TEXT, default_target, t, target_words
+from glm1m.chainlit_app.i18n import t
 from glm1m.chainlit_app.login import (
     check_password,
     keeps_local_history,
@@ -42,16 +39,13 @@ from glm1m.chainlit_app.login import (
     open_history,
 )
 from glm1m.chainlit_app.resume import asked_in_thread, from_thread
-from glm1m.chainlit_app.session import SessionState
-from glm1m.chainlit_app.status import in_page_language, say, show_error, shows_errors, stop_line
+from glm1m.chainlit_app.status import in_page_language, say, shows_errors, stop_line
 from glm1m.chainlit_app.stoppable import as_task
 from glm1m.chainlit_app.storage import mount_first
 from glm1m.chainlit_app.translation_flow import run_translation
 from glm1m.chainlit_app.upload_guard import upload_guard
 from glm1m.chainlit_app.uploads import sort_uploads
 from glm1m.chat import Conversation
-from glm1m.errors import UserFacingError
-from glm1m.llm import ChatParams
 from glm1m.settings import get_settings
 
 file_only.install()
@@ -84,53 +78,20 @@ if _history is not None:
     @shows_errors
     async def on_chat_resume(thread: ThreadDict) -> None:
         steps = thread.get("steps") or []
-        prompt = settings_panel.system_prompt(get_settings(), session.browser_language())
-        await start_session(from_thread(prompt, steps), greet=False)
+        await chat_start.start_session(from_thread(chat_start.chosen_prompt(), steps), greet=False,
+                                       kept=True)
         session.current().asked = asked_in_thread(steps)
         await reopen_document()
 
 
 @cl.on_chat_start
 async def on_chat_start() -> None:
-    prompt = settings_panel.system_prompt(get_settings(), session.browser_language())
-    await start_session(Conversation(prompt))
-
-
-async def start_session(conversation: Conversation, greet: bool = True) -> None:
-    settings = get_settings()
-    metrics.serve(settings.metrics_port)
-    lang = session.browser_language()
-    target = default_target(lang)
-    session.start(SessionState(conversation, ChatParams(settings.temperature, settings.max_tokens),
-                               target_language=target, lang=lang))
-    await cl.ChatSettings(settings_panel.widgets(lang, settings, target)).send()
-    await cl.context.emitter.set_commands(shelf_panel.commands(lang) + grid_flow.commands(lang)
-                                          + document_translation_flow.commands(lang))
-    if greet:  # a resumed thread shows the greeting it got when it began
-        welcome = t(lang, "welcome", target=target_words(lang, target), grace=f"{leaving.GRACE_S:.0f}")
-        if _history is None:  # said before anything is lost, not after a reload
-            welcome += "\n\n" + t(lang, "history_not_kept")
-        await say(f"{t(lang, 'demo_banner')}\n\n{welcome}" if settings.demo else welcome)
-    await report_server_state()
-
-
-async def report_server_state() -> None:
-    """Say at once when the model server is not up, instead of at the first question."""
-    try:
-        await llm().max_model_len(refresh=True)
-    except UserFacingError as error:
-        await show_error(error)
+    await chat_start.start_session(Conversation(chat_start.chosen_prompt()), kept=_history is not None)
 
 
 @cl.on_settings_update
 async def on_settings_update(values: dict[str, Any]) -> None:
-    state = session.current()
-    state.conversation.system_prompt = values["system_prompt"]
-    state.params = replace(state.params, temperature=float(values["temperature"]),
-                           max_tokens=int(values["max_tokens"]))
-    state.target_language = values.get("target_language") or default_target(state.lang)
-    source = values.get("source_language")
-    state.source_language = None if source in (None, *TEXT["auto_source"]) else source
+    await chat_start.apply_settings(values)
 
 
 @cl.on_chat_end

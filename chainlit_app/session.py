@@ -44,6 +44,12 @@ def start(state: SessionState) -> None:
     cl.user_session.set(KEY, state)
 
 
+def user_id() -> str | None:
+    """The logged-in (or local) user of this socket; None with nobody logged in."""
+    user = getattr(cl.context.session, "user", None)
+    return user.identifier if user is not None else None
+
+
 def browser_language() -> str:
     """i18n.EN or i18n.ZH, from the language Chainlit read off this socket's Accept-Language."""
     return language_of(getattr(cl.context.session, "language", None))

@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from chainlit.input_widget import InputWidget, Select, Slider, TextInput
 
+from glm1m.chainlit_app.chosen_settings import Chosen
 from glm1m.chainlit_app.i18n import t, target_words
 from glm1m.chainlit_app.session import LANGUAGES
 from glm1m.settings import Settings
@@ -25,19 +28,36 @@ def languages(lang: str) -> dict[str, str]:
     return {target_words(lang, value): value for value in LANGUAGES}
 
 
-def widgets(lang: str, settings: Settings, target: str) -> list[InputWidget]:
-    """The panel's widgets; their ids are the keys on_settings_update reads."""
+def widgets(lang: str, settings: Settings, target: str, chosen: Chosen | None = None) -> list[InputWidget]:
+    """The panel's widgets, showing what the user chose before (`chosen`) over the defaults; their
+    ids are the keys on_settings_update reads."""
+    auto = t(lang, "auto_source")
+    chosen = chosen or Chosen()
     return [
         TextInput(id="system_prompt", label=t(lang, "label_system_prompt"),
-                  initial=system_prompt(settings, lang),
+                  initial=chosen.system_prompt or system_prompt(settings, lang),
                   multiline=True, description=t(lang, "help_system_prompt")),
-        Slider(id="temperature", label=t(lang, "label_temperature"), initial=settings.temperature,
+        Slider(id="temperature", label=t(lang, "label_temperature"),
+               initial=settings.temperature if chosen.temperature is None else chosen.temperature,
                min=0, max=2, step=0.1, description=t(lang, "help_temperature")),
-        Slider(id="max_tokens", label=t(lang, "label_max_tokens"), initial=settings.max_tokens,
+        Slider(id="max_tokens", label=t(lang, "label_max_tokens"),
+               initial=chosen.max_tokens or settings.max_tokens,
                min=16, max=8192, step=16, description=t(lang, "help_max_tokens")),
         Select(id="target_language", label=t(lang, "label_target"), items=languages(lang),
                initial_value=target, description=t(lang, "help_target")),
         Select(id="source_language", label=t(lang, "label_source"),
-               items={t(lang, "auto_source"): t(lang, "auto_source"), **languages(lang)},
-               initial_value=t(lang, "auto_source"), description=t(lang, "help_source")),
+               items={auto: auto, **languages(lang)},
+               initial_value=chosen.source_language or auto, description=t(lang, "help_source")),
     ]
+
+
+def chosen_of(values: dict[str, Any], settings: Settings, lang: str) -> Chosen:
+    """The panel's values as choices to keep: a system prompt equal to the page's default is
+    not one, nor is the automatic source language."""
+    prompt = str(values.get("system_prompt") or "")
+    source = values.get("source_language")
+    changed = prompt.strip() and prompt != system_prompt(settings, lang)
+    return Chosen(system_prompt=prompt if changed else None,
+                  temperature=float(values["temperature"]), max_tokens=int(values["max_tokens"]),
+                  target_language=values.get("target_language") or None,
+                  source_language=source if source in LANGUAGES else None)

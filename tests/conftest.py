@@ -4,6 +4,7 @@ and the Chainlit app talking to the server through that proxy."""
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -117,6 +118,19 @@ def nothing_in_flight_between_tests(request: pytest.FixtureRequest) -> Iterator[
     proxy.drop_in_flight()
     yield
     proxy.drop_in_flight()
+
+
+@pytest.fixture(autouse=True)
+def a_first_visit(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Each test meets the app as on a first visit: the ⚙ choices an earlier test made are kept
+    per user (chainlit_app/chosen_settings.py), and one test's max_tokens of 8 must not cut the
+    next test's answers."""
+    for name in ("app", "open_app", "production_app"):
+        if name in request.fixturenames:
+            app: App = request.getfixturevalue(name)
+            if app.data_dir is not None:
+                shutil.rmtree(app.data_dir / "chosen_settings", ignore_errors=True)
+    yield
 
 
 def ui_launch(port: int, data_dir: Path) -> tuple[list[str], str]:

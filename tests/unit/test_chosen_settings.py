@@ -1,0 +1,43 @@
+"""The ⚙ choices kept per user (chainlit_app/chosen_settings.py): what is read back is what was
+chosen, a damaged or tampered file is no choice at all, and nobody's choices are kept for nobody."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from glm1m.chainlit_app.chosen_settings import Chosen, chosen_path, load, save
+from glm1m.settings import Settings
+
+
+def settings_in(tmp_path: Path) -> Settings:
+    return Settings(data_dir=tmp_path)
+
+
+def test_a_users_choices_come_back_and_another_users_do_not(tmp_path: Path) -> None:
+    settings = settings_in(tmp_path)
+    chosen = Chosen(system_prompt="Answer tersely.", temperature=0.0, max_tokens=512,
+                    target_language="日本語", source_language="Deutsch")
+    save(settings, "local", chosen)
+    assert load(settings, "local") == chosen
+    assert load(settings, "alice") == Chosen()
+
+
+def test_with_nobody_logged_in_nothing_is_written(tmp_path: Path) -> None:
+    save(settings_in(tmp_path), None, Chosen(target_language="English"))
+    assert load(settings_in(tmp_path), None) == Chosen()
+    assert not (tmp_path / "chosen_settings").exists()
+
+
+def test_values_out_of_range_or_of_the_wrong_kind_are_not_choices(tmp_path: Path) -> None:
+    settings = settings_in(tmp_path)
+    path = chosen_path(settings, "local")
+    assert path is not None
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"temperature": 9, "max_tokens": "lots", "target_language": "Klingon",
+                                "source_language": "English", "system_prompt": "  "}), encoding="utf-8")
+    assert load(settings, "local") == Chosen(source_language="English")
+    path.write_text("{not json", encoding="utf-8")
+    assert load(settings, "local") == Chosen()
+    path.write_text("[1, 2]", encoding="utf-8")
+    assert load(settings, "local") == Chosen()
