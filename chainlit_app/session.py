@@ -23,6 +23,9 @@ class SessionState:
     target_language: str = LANGUAGES[0]
     lang: str = EN  # the browser's language for the app's own sentences: i18n.EN or i18n.ZH
     source_language: str | None = None  # None: the model detects it
+    # The user chose target_language in ⚙ (now or kept): else it is the page's default, which
+    # gives way to the other language for a table already written in it (translation/written_in.py).
+    target_chosen: bool = False
     document: OpenDocument | None = None  # what follow-up questions go to: its documents' text
     documents: DocumentSet | None = None  # the chat's documents (A, B, …); one attached next joins
     # Chat messages by id → how many conversation turns came before them, so an edited message

@@ -26,6 +26,7 @@ from glm1m.translation.formats import mime_of
 from glm1m.translation.job import Earlier, Summary, earlier_work, forget, job_key, run_job
 from glm1m.translation.source import TableSource
 from glm1m.translation.table import read_glossary
+from glm1m.translation.written_in import target_for
 
 
 async def run_translation(path: Path, name: str, glossary_file: tuple[Path, str] | None = None) -> None:
@@ -35,7 +36,10 @@ async def run_translation(path: Path, name: str, glossary_file: tuple[Path, str]
     # stream. The same pass hashes a CSV for the job's key and counts its rows.
     source = await choose_table(path, name)  # any table format, its sheet and columns chosen
     glossary = await asyncio.to_thread(read_glossary, *glossary_file) if glossary_file else ()
-    job = Job(target_language=state.target_language, source_language=state.source_language,
+    target = state.target_language
+    if not state.target_chosen:  # the page's default: never the language the table is in
+        target = await asyncio.to_thread(lambda: target_for(target, first_cells(source)))
+    job = Job(target_language=target, source_language=state.source_language,
               glossary=glossary, concurrency=settings.translate_concurrency,
               max_tokens=settings.translate_max_tokens, lang=session.lang())
     # One folder per job: the same file and settings again resume it, anything else (another
@@ -53,6 +57,9 @@ async def run_translation(path: Path, name: str, glossary_file: tuple[Path, str]
         await asyncio.to_thread(forget, output)
         earlier = None
     head = job_head(state.lang, name, source, job, glossary_file, earlier)
+    if target != state.target_language:
+        head += "\n\n" + t(state.lang, "tr_target_other", target=target_words(state.lang, target),
+                            written=target_words(state.lang, state.target_language))
     status = await StatusLine(t(state.lang, "tr_starting"), head=head).send()
     try:
         with says_own_stop():
@@ -89,6 +96,11 @@ async def take_earlier_result(name: str, earlier: Earlier) -> bool:
             cl.Action(name="earlier", payload={"again": False}, label=t(lang, "tr_take_result")),
             cl.Action(name="earlier", payload={"again": True}, label=t(lang, "tr_again"))]))
     return not (answer and answer["payload"].get("again"))
+
+
+def first_cells(source: TableSource) -> list[str]:
+    """The chosen columns' first cells: enough to tell which language the table is in."""
+    return next(iter(source.cell_chunks()), [])
 
 
 def translated_so_far(status: StatusLine) -> int:
