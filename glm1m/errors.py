@@ -20,6 +20,7 @@ class UserFacingError(Exception):
     another language it reads after the class's lead ("文档无法使用：…")."""
 
     lead: ClassVar[str] = "lead_error"  # the catalog id that leads a sentence without an id
+    exit_code: ClassVar[int] = 2  # what `glm1m` exits with when a command ends on it (cli/main.py)
 
     def __init__(self, sentence: str = "", *, key: str | None = None, **fields: Any) -> None:
         self.key, self.fields = key, fields

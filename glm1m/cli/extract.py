@@ -18,7 +18,7 @@ from pathlib import Path
 from glm1m.catalog import said
 from glm1m.cli.output import fail, language, say
 from glm1m.documents.pages import Kind, Page, lost_note
-from glm1m.errors import DocumentError, UserFacingError
+from glm1m.errors import DocumentError
 from glm1m.progress import OnProgress, Progress
 from glm1m.settings import Settings
 
@@ -47,8 +47,6 @@ def cmd_extract(args: argparse.Namespace) -> int:
             return fail(DocumentError(key="doc_not_a_file", path=args.file))
         text = read_document(args.file, ReadOptions.of(settings, args.ocr), args.file.name,
                              throttled())
-    except UserFacingError as error:
-        return fail(error)
     except OSError as error:
         return fail(DocumentError(key="doc_cannot_read_file", path=args.file, reason=error.strerror or error))
     except KeyboardInterrupt:

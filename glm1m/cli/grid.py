@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from glm1m.catalog import said
 from glm1m.cli.output import fail, language, say
-from glm1m.errors import GridError, UserFacingError
+from glm1m.errors import GridError
 from glm1m.settings import Settings
 
 if TYPE_CHECKING:
@@ -68,22 +68,17 @@ def cmd_grid(args: argparse.Namespace) -> int:
     concurrency = settings.grid_concurrency if args.concurrency is None else args.concurrency
     if concurrency < 1:
         return fail(said("cli_concurrency_least"))
-    try:
-        if writer_of(args.output) is None:
-            raise GridError(key="grid_output_format", name=args.output.name)
-        questions = read_questions(args.questions) if args.questions else from_args(args.question)
-        documents = documents_of(args.inputs) + on_shelf(args.shelf, settings, args.user)
-        if not documents:
-            raise GridError(key="grid_no_input")
-    except UserFacingError as error:
-        return fail(error)
+    if writer_of(args.output) is None:
+        raise GridError(key="grid_output_format", name=args.output.name)
+    questions = read_questions(args.questions) if args.questions else from_args(args.question)
+    documents = documents_of(args.inputs) + on_shelf(args.shelf, settings, args.user)
+    if not documents:
+        raise GridError(key="grid_no_input")
     say(said("cli_grid_start", count=len(documents), questions=len(questions), output=args.output))
     try:
         summary = asyncio.run(grid(documents, questions, args, settings, concurrency))
     except KeyboardInterrupt:
         return fail(said("cli_grid_stopped"), 130)
-    except UserFacingError as error:
-        return fail(error)
     if summary.resumed:
         say(said("cli_grid_resumed", count=summary.resumed))
     say(summary.said(len(questions)))

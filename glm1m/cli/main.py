@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from glm1m.cli import extract, grid, plan, router, serve, shelf, summarize, translate, up, users
 from glm1m.cli.output import fail
-from glm1m.errors import SettingsError
+from glm1m.errors import UserFacingError
 from glm1m.settings import load_settings, settings_error
 
 
@@ -38,17 +38,23 @@ def main(argv: list[str] | None = None) -> None:
     # SIGTERM (from a test, systemd) and SIGHUP (a terminal closing) stop children like Ctrl-C does.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     signal.signal(signal.SIGHUP, signal.default_int_handler)
+    sys.exit(run(argv))
+
+
+def run(argv: list[str] | None = None) -> int:
+    """The command `argv` names, run; its exit code. The one place a command's error is said."""
     try:
         # The arguments first: --help never depends on the environment (argparse prints it and
         # exits here). Then the settings, which every command reads: a bad GLM1M_* value is said
         # in one sentence (not pydantic's traceback) before anything runs, whichever command.
         args = build_parser().parse_args(argv)
         load_settings()
-        code = args.run(args)
-    except SettingsError as error:
-        code = fail(error)
+        return int(args.run(args))
+    # What a command refuses or fails with (a bad setting among them): its sentence in the CLI's
+    # language, and the exit code its class carries (2: bad input, a setting, a plan; errors.py).
+    except UserFacingError as error:
+        return fail(error, error.exit_code)
     except ValidationError as error:  # Settings(...) built with a value a command was given
         if error.title != "Settings":
             raise
-        code = fail(settings_error(error))
-    sys.exit(code)
+        return fail(settings_error(error))

@@ -8,7 +8,7 @@ import argparse
 from glm1m.catalog import said
 from glm1m.cli.exposure import LOOPBACK, OPEN_ROUTES
 from glm1m.cli.output import fail, say
-from glm1m.errors import StartFailed, UserFacingError
+from glm1m.errors import StartFailed
 from glm1m.settings import Settings
 
 
@@ -51,13 +51,10 @@ def cmd_router(args: argparse.Namespace) -> int:
     from glm1m.server import process, router
 
     settings = Settings()
-    try:
-        check_exposure(args.host, args.expose)
-        options = router.router_options(args.backend, settings, host=args.host, port=args.port,
-                                        metrics_port=args.metrics_port, policy=args.policy,
-                                        api_key=args.api_key or server_api_key(settings, create=False))
-    except UserFacingError as error:
-        return fail(error)
+    check_exposure(args.host, args.expose)
+    options = router.router_options(args.backend, settings, host=args.host, port=args.port,
+                                    metrics_port=args.metrics_port, policy=args.policy,
+                                    api_key=args.api_key or server_api_key(settings, create=False))
     say(said("cli_starting", command=" ".join(router.front_command(options))))
     proc = None
     try:

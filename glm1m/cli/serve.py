@@ -131,10 +131,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     settings = Settings()
     shm_before = shm.regions()  # what is in /dev/shm now is another server's; see give_back_shm
-    try:
-        options = serve_options(args, settings)
-    except UserFacingError as error:  # the plan, or the server-api-key file
-        return fail(error)
+    options = serve_options(args, settings)
     if args.replicas > 1:
         return serve_replicas(args, options, settings, shm_before)
     log = settings.log_dir / f"vllm-{options.port}.log"

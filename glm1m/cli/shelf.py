@@ -9,8 +9,7 @@ from __future__ import annotations
 import argparse
 
 from glm1m.catalog import said
-from glm1m.cli.output import fail, say
-from glm1m.errors import UserFacingError
+from glm1m.cli.output import say
 from glm1m.settings import Settings
 
 
@@ -57,10 +56,7 @@ def cmd_shelf_rm(args: argparse.Namespace) -> int:
     from glm1m.documents.shelf import Shelf
 
     settings = Settings()
-    try:
-        removed = Shelf.of(settings.data_dir, settings.shelf_max_mb, args.user).remove(args.name)
-    except UserFacingError as error:
-        return fail(error)
+    removed = Shelf.of(settings.data_dir, settings.shelf_max_mb, args.user).remove(args.name)
     say(said("cli_shelf_removed", name=removed.name, hash=removed.sha256[:12], mb=removed.bytes / 1e6))
     return 0
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from glm1m.catalog import Said, render, said
 from glm1m.cli.output import fail, language, say
-from glm1m.errors import DocumentError, UserFacingError
+from glm1m.errors import DocumentError
 from glm1m.settings import Settings
 
 if TYPE_CHECKING:
@@ -59,8 +59,6 @@ def cmd_summarize(args: argparse.Namespace) -> int:
     settings = Settings(**{name: value for name, value in given.items() if value is not None})
     try:
         asyncio.run(summarize(args, settings))
-    except UserFacingError as error:
-        return fail(error)
     except KeyboardInterrupt:
         return fail(said("cli_stopped"), 130)
     return 0

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 
 from glm1m.catalog import EN, render, said
 from glm1m.cli.output import fail, language, say
-from glm1m.errors import UserFacingError
 from glm1m.settings import Settings
 
 if TYPE_CHECKING:
@@ -78,16 +77,13 @@ def cmd_translate(args: argparse.Namespace) -> int:
         return fail(said("doc_tr_bilingual_pdf", name=args.input.name))
     if args.context_tokens:
         return fail(said("doc_tr_context_tokens_table", name=args.input.name))
-    try:
-        inputs = [p for p in (args.input, args.glossary) if p]
-        if args.output:  # before reading anything: the output must not be an input
-            check_output(args.output, *inputs)
-        source = open_table(args.input, sheet=args.sheet, columns=args.column, settings=settings)
-        output = args.output or args.input.with_name(
-            f"{args.input.stem}.translated{source.output_suffix}")
-        glossary = read_glossary(args.glossary) if args.glossary else ()
-    except UserFacingError as error:
-        return fail(error)
+    inputs = [p for p in (args.input, args.glossary) if p]
+    if args.output:  # before reading anything: the output must not be an input
+        check_output(args.output, *inputs)
+    source = open_table(args.input, sheet=args.sheet, columns=args.column, settings=settings)
+    output = args.output or args.input.with_name(
+        f"{args.input.stem}.translated{source.output_suffix}")
+    glossary = read_glossary(args.glossary) if args.glossary else ()
     job = Job(target_language=args.to, source_language=args.source_language, glossary=glossary,
               concurrency=concurrency, max_tokens=max_tokens, lang=language())
     say(said("cli_translating", what=source.describe_said(), target=job.target_language, output=output))
@@ -96,8 +92,6 @@ def cmd_translate(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         say(stopped_line(output, source, job.lang))
         return 130
-    except UserFacingError as error:
-        return fail(error)
     say(summary.line(job.lang))
     return 0 if summary.complete else 1
 

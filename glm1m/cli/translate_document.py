@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 
 from glm1m.catalog import said
 from glm1m.cli.output import fail, language, say
-from glm1m.errors import UserFacingError
 from glm1m.settings import Settings
 
 if TYPE_CHECKING:
@@ -37,8 +36,6 @@ def cmd_translate_document(args: argparse.Namespace, settings: Settings, concurr
         glossary = read_glossary(args.glossary) if args.glossary else ()
         if not args.input.is_file():
             raise FileNotFoundError(args.input)
-    except UserFacingError as error:
-        return fail(error)
     except OSError as error:
         return fail(str(error))
     job = DocJob(target_language=args.to, source_language=args.source_language, glossary=glossary,
@@ -49,8 +46,6 @@ def cmd_translate_document(args: argparse.Namespace, settings: Settings, concurr
     except KeyboardInterrupt:
         say(said("doc_tr_stopped", output=output))
         return 130
-    except UserFacingError as error:
-        return fail(error)
     say(summary.line(job.lang))
     say(summary.consistency.said())
     for note in summary.notes:

@@ -148,10 +148,7 @@ def cmd_up(args: argparse.Namespace) -> int:
 
     settings = Settings()
     shm_before = shm.regions()  # another server's; ours are removed after ours stop (serve.py)
-    try:
-        options = serve_options(args, settings)
-    except UserFacingError as error:  # the plan, or the server-api-key file
-        return fail(error)
+    options = serve_options(args, settings)
     # The UI refuses to start without a user when login is on: ask now, not after the model loads.
     problem = ensure_first_user(settings.model_copy(update={"demo": options.demo}), sys.stdin.isatty())
     if problem:

@@ -42,8 +42,6 @@ def cmd_users_add(args: argparse.Namespace) -> int:
             return 0
         accounts = Accounts.from_settings(Settings())
         created = accounts.add_user(args.name, password)
-    except UserFacingError as error:
-        return fail(error)
     except EOFError:
         return fail(said("password_none"))
     except KeyboardInterrupt:
@@ -53,11 +51,8 @@ def cmd_users_add(args: argparse.Namespace) -> int:
 
 
 def cmd_users_remove(args: argparse.Namespace) -> int:
-    try:
-        accounts = Accounts.from_settings(Settings())
-        accounts.remove_user(args.name)
-    except UserFacingError as error:
-        return fail(error)
+    accounts = Accounts.from_settings(Settings())
+    accounts.remove_user(args.name)
     say(said("cli_user_removed", name=args.name, path=accounts.path))
     return 0
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable
 
-ENGLISH, CHINESE = "English", "简体中文"  # the two defaults (chainlit_app/i18n.py default_target)
+# The two default targets, as the ⚙ panel's values (chainlit_app/i18n.py default_target).
+ENGLISH = "English"
+CHINESE = "简体中文"
 SAMPLE_CHARS = 20_000  # enough to decide; a long table is not read through for it
 
 

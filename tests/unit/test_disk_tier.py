@@ -13,7 +13,7 @@ import pytest
 
 from glm1m.catalog import EN, render
 from glm1m.cli import plan as plan_cli, serve as serve_cli
-from glm1m.cli.main import build_parser
+from glm1m.cli.main import build_parser, run as cli_run
 from glm1m.errors import PlanError, StartFailed
 from glm1m.server import disk_tier, launch
 from glm1m.server.disk_tier import prune
@@ -115,7 +115,7 @@ def test_kv_disk_on_a_machine_without_gpu_is_one_sentence_not_a_broken_start(
         serve(monkeypatch, "--kv-disk", str(tmp_path), gpus=[])
     monkeypatch.setattr(launch, "start", lambda *a, **k: pytest.fail("a server was started"))
     monkeypatch.setenv("GLM1M_KV_DISK_DIR", str(tmp_path))
-    assert serve_cli.cmd_serve(build_parser().parse_args(["serve"])) != 0
+    assert cli_run(["serve"]) != 0
     assert capsys.readouterr().err.strip() == f"glm1m: {render(EN, 'kv_disk_no_gpu')}"
 
 

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import glm1m.translation.csv_output as csv_output
-from glm1m.cli.main import build_parser
+from glm1m.cli.main import run as cli_run
 from glm1m.cli.translate import stopped_line
 from glm1m.errors import CsvError, ServerError
 from glm1m.progress import Progress, Stage
@@ -238,10 +238,9 @@ def test_the_cli_refuses_an_output_that_is_the_input(tmp_path: Path,
     glossary = tmp_path / "glossary.csv"
     glossary.write_text("合同,contract\n", encoding="utf-8")
     for output in [*same_file_spellings(tmp_path), glossary]:
-        args = build_parser().parse_args([
+        assert cli_run([
             "translate", str(tmp_path / "in.csv"), "--to", "en", "-o", str(output),
-            "--glossary", str(glossary), "--base-url", "http://127.0.0.1:9/v1"])
-        assert args.run(args) == 2
+            "--glossary", str(glossary), "--base-url", "http://127.0.0.1:9/v1"]) == 2
         err = capsys.readouterr().err
         assert f"glm1m: The output {output} is the file" in err and "Choose another output file." in err
         assert "Traceback" not in err and len(err.splitlines()) == 1

@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from glm1m.cli import serve as cli
-from glm1m.cli.main import build_parser
+from glm1m.cli.main import build_parser, run as cli_run
 from glm1m.cli.serve import serve_options
 from glm1m.server import launch, process
 from glm1m.server.gpus import Gpu, parse_gpu_line
@@ -127,7 +126,7 @@ def test_two_gpus_with_layout_tensor_serve_one_tensor_parallel_engine(monkeypatc
 
 def test_impossible_request_is_one_sentence_not_a_vllm_trace(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     monkeypatch.setattr("glm1m.server.gpus.detect_gpus", lambda: [RTX4090])
-    code = cli.cmd_serve(build_parser().parse_args(["serve", "--max-model-len", "1048576"]))
+    code = cli_run(["serve", "--max-model-len", "1048576"])
     out = capsys.readouterr().err.strip()
     assert code == 2 and len(out.splitlines()) == 1
     assert "does not fit on one" in out and "--max-model-len" in out
@@ -177,7 +176,7 @@ def test_listening_beyond_loopback_needs_expose_and_says_what_stays_open(
         monkeypatch: pytest.MonkeyPatch, capsys, tmp_path) -> None:
     monkeypatch.setattr("glm1m.server.gpus.detect_gpus", lambda: [H200])
     monkeypatch.setenv("GLM1M_DATA_DIR", str(tmp_path))
-    code = cli.cmd_serve(build_parser().parse_args(["serve", "--host", "0.0.0.0"]))
+    code = cli_run(["serve", "--host", "0.0.0.0"])
     out = capsys.readouterr().err.strip()
     assert code == 2 and len(out.splitlines()) == 1 and "--expose" in out
     assert "/health, /ping and /metrics need no key" in out and "/tokenize" not in out
@@ -272,7 +271,7 @@ def test_a_python_without_vllm_is_named_in_one_sentence(monkeypatch: pytest.Monk
     with socket.socket() as spare:
         spare.bind(("127.0.0.1", 0))
         port = spare.getsockname()[1]
-    code = cli.cmd_serve(build_parser().parse_args(["serve", "--demo", "--port", str(port)]))
+    code = cli_run(["serve", "--demo", "--port", str(port)])
     said = capsys.readouterr().err.strip().splitlines()
     assert code == 1 and said[-1].startswith(f"glm1m: {sys.executable} has no package named vllm")
     assert len(said) == 2  # the `starting: ...` line, then the one sentence

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from glm1m.cli import plan as plan_cli
+from glm1m.cli.main import run as cli_run
 from glm1m.server.gpus import Gpu
 from glm1m.server.plan import (
     GIB,
@@ -35,8 +36,7 @@ def glm_plan(*argv: str) -> argparse.Namespace:
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    args = glm_plan(*argv)
-    code = args.run(args)
+    code = cli_run(["plan", *argv])
     out, err = capsys.readouterr()
     return code, out, err
 

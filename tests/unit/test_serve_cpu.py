@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from glm1m.cli import serve as cli
-from glm1m.cli.main import build_parser
+from glm1m.cli.main import run as cli_run
 from glm1m.errors import StartFailed
 from glm1m.server import cpu, launch, process
 from glm1m.server.flags import last_value
@@ -103,9 +102,9 @@ def test_glm1m_serve_on_amx_refuses_before_vllm_loads_anything(
     monkeypatch.setattr(process, "start", start)
     monkeypatch.setattr(launch, "require_vllm", lambda python: None)
     path, port = model(tmp_path, "bfloat16"), str(free_port())
-    code = cli.cmd_serve(build_parser().parse_args(["serve", "--model", path, "--port", port]))
+    code = cli_run(["serve", "--model", path, "--port", port])
     said = capsys.readouterr().err.strip().splitlines()
     assert code == 1 and started == [] and "AMX tiles" in said[-1] and len(said) == 2
     # The demo on the same CPU starts: float32.
-    code = cli.cmd_serve(build_parser().parse_args(["serve", "--demo", "--port", port]))
+    code = cli_run(["serve", "--demo", "--port", port])
     assert code == 1 and len(started) == 1 and last_value(started[0], "--dtype") == "float32"

@@ -140,8 +140,7 @@ def test_a_followed_log_reaches_the_terminal_whole(tmp_path: Path) -> None:
 def test_a_server_that_dies_while_serving_is_a_failure_said_with_its_cause(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """vLLM's API server exits 0 after its worker died: `glm1m serve` says so and exits 1."""
-    from glm1m.cli import serve as cli
-    from glm1m.cli.main import build_parser
+    from glm1m.cli.main import run as cli_run
     from glm1m.server import launch
     from tests.support.service import free_port
 
@@ -152,7 +151,7 @@ def test_a_server_that_dies_while_serving_is_a_failure_said_with_its_cause(
                         process.start([sys.executable, "-c", dies], log_path=log_path))
     monkeypatch.setattr(launch, "wait_ready", lambda proc, options, log_path=None: None)
     port = free_port()
-    code = cli.cmd_serve(build_parser().parse_args(["serve", "--demo", "--port", str(port)]))
+    code = cli_run(["serve", "--demo", "--port", str(port)])
     said = capsys.readouterr().err.strip().splitlines()[-1]
     assert code == 1 and said.startswith("glm1m: the model server exited with code 0 while serving: "
                                          "its process VllmWorker-0 was killed by SIGILL")

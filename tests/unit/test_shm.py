@@ -15,7 +15,7 @@ import pytest
 
 from glm1m.catalog import EN, Said
 from glm1m.cli import serve as serve_cli
-from glm1m.cli.main import build_parser
+from glm1m.cli.main import build_parser, run as cli_run
 from glm1m.errors import StartFailed
 from glm1m.server import launch, process, replicas, shm
 from glm1m.server.gpus import Gpu
@@ -74,8 +74,7 @@ def fake_h200(monkeypatch: pytest.MonkeyPatch, host_gib: int = 128) -> list[list
 
 
 def serve(tmp_path: Path, *argv: str) -> int:
-    return serve_cli.cmd_serve(build_parser().parse_args(
-        ["serve", "--port", str(free_port()), "--kv-disk", str(tmp_path / "kv"), *argv]))
+    return cli_run(["serve", "--port", str(free_port()), "--kv-disk", str(tmp_path / "kv"), *argv])
 
 
 def last(cmd: list[str], name: str) -> str:
@@ -256,7 +255,6 @@ def test_up_removes_the_region_its_vllm_left_once_it_has_stopped(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path, shm_dir: Path,
         capsys: pytest.CaptureFixture[str]) -> None:
     """`glm1m up` starts the same server as `glm1m serve`, so it gives the memory back the same way."""
-    from glm1m.cli import up as up_cli
 
     monkeypatch.setenv("GLM1M_AUTH", "false")  # no first user to ask for before the server starts
     earlier = region(shm_dir, "another-server")
@@ -267,9 +265,8 @@ def test_up_removes_the_region_its_vllm_left_once_it_has_stopped(
         return subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"], start_new_session=True)
 
     monkeypatch.setattr(process, "start", start)
-    code = up_cli.cmd_up(build_parser().parse_args(
-        ["up", "--port", str(free_port()), "--kv-disk", str(tmp_path / "kv"), "--",
-         "--kv-offloading-size", "0.001"]))
+    code = cli_run(["up", "--port", str(free_port()), "--kv-disk", str(tmp_path / "kv"), "--",
+         "--kv-offloading-size", "0.001"])
     err = capsys.readouterr().err
     assert code == 1 and "exited with code 3" in err
     assert "vllm_offload_ours.mmap" in err

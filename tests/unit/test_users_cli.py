@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
 import io
 from pathlib import Path
 
 import pytest
 
 from glm1m.accounts import Accounts
-from glm1m.cli.users import add_command as add_users_command
+from glm1m.cli.main import run as cli_run
 
 
 @pytest.fixture
@@ -21,11 +20,8 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def glm1m(argv: list[str], stdin: str, monkeypatch: pytest.MonkeyPatch) -> int:
-    parser = argparse.ArgumentParser(prog="glm1m")
-    add_users_command(parser.add_subparsers(dest="command", required=True))
     monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
-    args = parser.parse_args(argv)
-    return args.run(args)
+    return cli_run(argv)
 
 
 def test_add_with_password_on_stdin_lets_the_user_log_in(
@@ -70,8 +66,8 @@ def test_print_gives_a_line_for_glm1m_users(data_dir: Path, monkeypatch: pytest.
 
 
 def test_up_asks_for_the_first_user_or_says_how_to_add_one(tmp_path, monkeypatch) -> None:
-    from glm1m.settings import Settings
     from glm1m.cli.users import ensure_first_user
+    from glm1m.settings import Settings
 
     monkeypatch.setenv("GLM1M_DATA_DIR", str(tmp_path))
     monkeypatch.delenv("GLM1M_USERS", raising=False)
