@@ -49,7 +49,8 @@ async def start_session(conversation: Conversation, greet: bool = True, kept: bo
                         chosen.max_tokens or settings.max_tokens)
     session.start(SessionState(conversation, params, target_language=target, lang=lang,
                                source_language=chosen.source_language,
-                               target_chosen=chosen.target_language is not None))
+                               target_chosen=chosen.target_language is not None,
+                               bilingual=bool(chosen.bilingual)))
     await cl.ChatSettings(settings_panel.widgets(lang, settings, target, chosen)).send()
     await cl.context.emitter.set_commands(shelf_panel.commands(lang) + grid_flow.commands(lang)
                                           + document_translation_flow.commands(lang))
@@ -77,6 +78,7 @@ async def apply_settings(values: dict[str, Any]) -> None:
                            max_tokens=int(values["max_tokens"]))
     state.target_language = values.get("target_language") or default_target(state.lang)
     state.target_chosen = bool(values.get("target_language"))
+    state.bilingual = bool(values.get("bilingual"))
     source = values.get("source_language")
     state.source_language = None if source in (None, *TEXT["auto_source"]) else source
     # Kept for the user's next chats (New Chat, a reload): nothing is kept without a user.

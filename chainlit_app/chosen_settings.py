@@ -27,6 +27,7 @@ class Chosen:
     max_tokens: int | None = None
     target_language: str | None = None
     source_language: str | None = None  # a language of LANGUAGES; None: detected (the default)
+    bilingual: bool | None = None  # a PDF comes back with original and translated pages in turn
 
     def as_json(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if v is not None}
@@ -50,6 +51,7 @@ def load(settings: Settings, user: str | None) -> Chosen:
         max_tokens=_of(raw, "max_tokens", int, lambda v: 16 <= v <= 8192),
         target_language=_of(raw, "target_language", str, lambda v: v in LANGUAGES),
         source_language=_of(raw, "source_language", str, lambda v: v in LANGUAGES),
+        bilingual=raw.get("bilingual") if isinstance(raw.get("bilingual"), bool) else None,
     )
 
 

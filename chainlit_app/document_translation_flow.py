@@ -91,6 +91,7 @@ def job_of(lang: str) -> DocJob:
     """The job as the CLI builds it, with the ⚙ panel's languages and the page's language."""
     state, settings = session.current(), get_settings()
     return DocJob(target_language=state.target_language, source_language=state.source_language,
+                  bilingual=state.bilingual,
                   concurrency=settings.translate_concurrency, max_tokens=settings.translate_max_tokens,
                   lang=lang, ocr=OcrOptions.of(settings))
 
@@ -146,7 +147,8 @@ def prepare(document: Upload, job: DocJob) -> tuple[Path, Path]:
     run in a thread."""
     user = cl.context.session.user if get_settings().auth_required else None
     base = get_settings().data_dir / "doc_translations" / folder_name(user.identifier if user else "-")
-    what = [file_sha256(document.path), document.name, job.target_language, job.source_language, job.lang]
+    what = [file_sha256(document.path), document.name, job.target_language, job.source_language, job.lang,
+            *(["bilingual"] if job.bilingual else [])]  # so a document's earlier folders stay its own
     folder = base / hashlib.sha256(json.dumps(what, ensure_ascii=False).encode()).hexdigest()[:24]
     # The layout is chosen by the name's suffix: Chainlit keeps uploads under ids.
     path = named_links([document], folder / "document")[0]

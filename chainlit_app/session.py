@@ -26,6 +26,7 @@ class SessionState:
     # The user chose target_language in ⚙ (now or kept): else it is the page's default, which
     # gives way to the other language for a table already written in it (translation/written_in.py).
     target_chosen: bool = False
+    bilingual: bool = False  # ⚙: a PDF comes back with original and translated pages in turn
     document: OpenDocument | None = None  # what follow-up questions go to: its documents' text
     documents: DocumentSet | None = None  # the chat's documents (A, B, …); one attached next joins
     # Chat messages by id → how many conversation turns came before them, so an edited message

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chainlit.input_widget import InputWidget, Select, Slider, TextInput
+from chainlit.input_widget import InputWidget, Select, Slider, Switch, TextInput
 
 from glm1m.chainlit_app.chosen_settings import Chosen
 from glm1m.chainlit_app.i18n import t, target_words
@@ -48,6 +48,8 @@ def widgets(lang: str, settings: Settings, target: str, chosen: Chosen | None = 
         Select(id="source_language", label=t(lang, "label_source"),
                items={auto: auto, **languages(lang)},
                initial_value=chosen.source_language or auto, description=t(lang, "help_source")),
+        Switch(id="bilingual", label=t(lang, "label_bilingual"), initial=bool(chosen.bilingual),
+               description=t(lang, "help_bilingual")),
     ]
 
 
@@ -60,4 +62,5 @@ def chosen_of(values: dict[str, Any], settings: Settings, lang: str) -> Chosen:
     return Chosen(system_prompt=prompt if changed else None,
                   temperature=float(values["temperature"]), max_tokens=int(values["max_tokens"]),
                   target_language=values.get("target_language") or None,
-                  source_language=source if source in LANGUAGES else None)
+                  source_language=source if source in LANGUAGES else None,
+                  bilingual=bool(values.get("bilingual")) or None)
