@@ -106,7 +106,11 @@ def test_the_installed_ui_starts_from_the_package_and_writes_only_to_the_data_di
         ui.wait_ready(120)
         page = httpx.get(f"http://127.0.0.1:{port}/", timeout=30)
         assert page.status_code == 200 and "<html" in page.text.lower()
-        project = httpx.get(f"http://127.0.0.1:{port}/project/settings?language=en-US", timeout=30)
+        # Login off on loopback: the local user, logged in as the page does it (no password).
+        local = httpx.post(f"http://127.0.0.1:{port}/auth/header", timeout=30)
+        assert local.status_code == 200
+        project = httpx.get(f"http://127.0.0.1:{port}/project/settings?language=en-US", timeout=30,
+                            cookies=local.cookies)
         assert project.status_code == 200 and project.json()["ui"]["name"] == "glm1m"
     finally:
         ui.stop()
@@ -114,3 +118,4 @@ def test_the_installed_ui_starts_from_the_package_and_writes_only_to_the_data_di
     assert after == before  # nothing written beside the installed source
     assert not (tmp_path / ".files").exists() and not (tmp_path / ".chainlit").exists()
     assert os.path.isfile(data / "ui" / ".chainlit" / "config.toml")
+    assert os.path.isfile(data / "glm1m.db")  # the local user's history

@@ -41,9 +41,10 @@ TEXTS = r"""() => {
     if (!e || !n.textContent.trim() || ['SCRIPT', 'STYLE', 'NOSCRIPT'].includes(e.tagName)) continue;
     if (hidden(e)) continue;
     // A PDF's own text (the preview's text layer), a cited passage's (the side view Chainlit
-    // opens beside an answer: the document's words, English here) and a file icon's suffix
-    // count as code.
-    const code = !!e.closest('pre, code, kbd, .react-pdf__Page, svg, #side-view-content');
+    // opens beside an answer: the document's words, English here), a file icon's suffix and the
+    // sidebar's list of the user's chats (each named by its first message: the user's words, in
+    // whatever language the page had then; the local user keeps every chat) count as code.
+    const code = !!e.closest('pre, code, kbd, .react-pdf__Page, svg, #side-view-content, #thread-history');
     const message = e.closest('.message-content');
     const step = e.closest('button');
     out.push({text: n.textContent, code: code, where: e.outerHTML.slice(0, 160),
