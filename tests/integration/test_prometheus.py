@@ -119,7 +119,10 @@ async def test_prometheus_scrapes_the_stack_and_every_dashboard_query_returns_da
         stack: Stack, prometheus: str) -> None:
     # A chat through the app (its metrics port opens with the first chat) and requests straight
     # to the router, so rates and latency histograms have samples in their window.
-    chat = ChainlitSession(stack.ui_url)
+    # Login off on loopback: the page's local user, logged in as the page does it (no password).
+    local = httpx.post(f"{stack.ui_url}/auth/header", timeout=30)
+    assert local.status_code == 200
+    chat = ChainlitSession(stack.ui_url, cookies="; ".join(f"{k}={v}" for k, v in local.cookies.items()))
     await chat.connect()
     await chat.started()
     await chat.ask("hello")
