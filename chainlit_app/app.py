@@ -78,15 +78,18 @@ if _history is not None:
     @shows_errors
     async def on_chat_resume(thread: ThreadDict) -> None:
         steps = thread.get("steps") or []
-        await chat_start.start_session(from_thread(chat_start.chosen_prompt(), steps), greet=False,
-                                       kept=True)
+        chosen = chat_start.kept_choices()
+        await chat_start.start_session(from_thread(chat_start.chosen_prompt(chosen), steps), chosen,
+                                       greet=False, kept=True)
         session.current().asked = asked_in_thread(steps)
         await reopen_document()
 
 
 @cl.on_chat_start
 async def on_chat_start() -> None:
-    await chat_start.start_session(Conversation(chat_start.chosen_prompt()), kept=_history is not None)
+    chosen = chat_start.kept_choices()
+    await chat_start.start_session(Conversation(chat_start.chosen_prompt(chosen)), chosen,
+                                   kept=_history is not None)
 
 
 @cl.on_settings_update

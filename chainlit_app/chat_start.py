@@ -31,19 +31,24 @@ from glm1m.llm import ChatParams
 from glm1m.settings import get_settings
 
 
-def chosen_prompt() -> str:
+def kept_choices() -> chosen_settings.Chosen:
+    """What this socket's user set in ⚙ before (nothing without a user)."""
+    return chosen_settings.load(get_settings(), session.user_id())
+
+
+def chosen_prompt(chosen: chosen_settings.Chosen) -> str:
     """The system prompt a chat begins with: the user's kept one, else the page's default."""
-    chosen = chosen_settings.load(get_settings(), session.user_id())
     return chosen.system_prompt or settings_panel.system_prompt(get_settings(), session.browser_language())
 
 
-async def start_session(conversation: Conversation, greet: bool = True, kept: bool = True) -> None:
-    """`kept`: the page keeps a history (login on, or the local user); when not, the greeting
-    says so, before anything is lost rather than after a reload."""
+async def start_session(conversation: Conversation, chosen: chosen_settings.Chosen, greet: bool = True,
+                        kept: bool = True) -> None:
+    """`chosen`: the user's kept ⚙ choices (kept_choices). `kept`: the page keeps a history
+    (login on, or the local user); when not, the greeting says so, before anything is lost
+    rather than after a reload."""
     settings = get_settings()
     metrics.serve(settings.metrics_port)
     lang = session.browser_language()
-    chosen = chosen_settings.load(settings, session.user_id())  # what the user set in ⚙ before
     target = chosen.target_language or default_target(lang)
     params = ChatParams(settings.temperature if chosen.temperature is None else chosen.temperature,
                         chosen.max_tokens or settings.max_tokens)
@@ -77,7 +82,7 @@ async def apply_settings(values: dict[str, Any]) -> None:
     state.params = replace(state.params, temperature=float(values["temperature"]),
                            max_tokens=int(values["max_tokens"]))
     state.target_language = values.get("target_language") or default_target(state.lang)
-    state.target_chosen = bool(values.get("target_language"))
+    state.target_chosen = settings_panel.chosen_target(values, state.lang) is not None
     state.bilingual = bool(values.get("bilingual"))
     source = values.get("source_language")
     state.source_language = None if source in (None, *TEXT["auto_source"]) else source

@@ -8,7 +8,7 @@ from typing import Any
 from chainlit.input_widget import InputWidget, Select, Slider, Switch, TextInput
 
 from glm1m.chainlit_app.chosen_settings import Chosen
-from glm1m.chainlit_app.i18n import t, target_words
+from glm1m.chainlit_app.i18n import default_target, t, target_words
 from glm1m.chainlit_app.session import LANGUAGES
 from glm1m.settings import Settings
 
@@ -53,14 +53,22 @@ def widgets(lang: str, settings: Settings, target: str, chosen: Chosen | None = 
     ]
 
 
+def chosen_target(values: dict[str, Any], lang: str) -> str | None:
+    """The panel's target when it is not the page's default. The panel always sends one, so a
+    default left as it was is no choice: a later table already in that language still goes into
+    the other (translation/written_in.py), also after the user changed only the temperature."""
+    target = values.get("target_language") or None
+    return None if target == default_target(lang) else target
+
+
 def chosen_of(values: dict[str, Any], settings: Settings, lang: str) -> Chosen:
     """The panel's values as choices to keep: a system prompt equal to the page's default is
-    not one, nor is the automatic source language."""
+    not one, nor is the default target or the automatic source language."""
     prompt = str(values.get("system_prompt") or "")
     source = values.get("source_language")
     changed = prompt.strip() and prompt != system_prompt(settings, lang)
     return Chosen(system_prompt=prompt if changed else None,
                   temperature=float(values["temperature"]), max_tokens=int(values["max_tokens"]),
-                  target_language=values.get("target_language") or None,
+                  target_language=chosen_target(values, lang),
                   source_language=source if source in LANGUAGES else None,
                   bilingual=bool(values.get("bilingual")) or None)

@@ -41,3 +41,17 @@ def test_values_out_of_range_or_of_the_wrong_kind_are_not_choices(tmp_path: Path
     assert load(settings, "local") == Chosen()
     path.write_text("[1, 2]", encoding="utf-8")
     assert load(settings, "local") == Chosen()
+
+
+def test_a_default_target_left_as_it_was_is_not_kept_as_a_choice(tmp_path: Path) -> None:
+    """The panel sends every value on any change: changing only the temperature must not turn the
+    page's default target into the user's choice, or a later Chinese table on an English page
+    would go into Simplified Chinese again (translation/written_in.py would no longer be asked)."""
+    from glm1m.chainlit_app.settings_panel import chosen_of, chosen_target
+
+    values = {"system_prompt": "", "temperature": 0.3, "max_tokens": 512, "target_language": "简体中文",
+              "source_language": "(detect)", "bilingual": False}
+    assert chosen_target(values, "en") is None
+    assert chosen_of(values, settings_in(tmp_path), "en") == Chosen(temperature=0.3, max_tokens=512)
+    assert chosen_target({**values, "target_language": "日本語"}, "en") == "日本語"
+    assert chosen_target(values, "zh") == "简体中文"  # a Chinese page's default is English
