@@ -251,7 +251,9 @@ def open_source(path: Path, column: str | None = None, name: str | None = None,
     refused before any is sent; the same pass counts the rows and hashes the bytes for the job's
     key, so neither reads the file again."""
     name = name or path.name
-    if not path.exists() or path.stat().st_size == 0:
+    if not path.is_file():  # "is empty" for a mistyped path sent users looking in the file
+        raise CsvError(key="doc_not_a_file", path=name)
+    if path.stat().st_size == 0:
         raise CsvError(key="table_empty", name=name)
     encoding = detect_encoding(path, name)
     layout = find_layout(_text_sample(path, encoding), name)

@@ -27,7 +27,9 @@ def check_container(path: Path, name: str, settings: Settings) -> None:
     file, a password-protected one, an old .xls, not a zip, a zip bomb, a zip without a workbook.
     The sizes checked are the zip directory's: Python's zipfile never inflates a member past the
     size its directory declares (it stops there and fails the CRC), so a lying entry cannot pass."""
-    if not path.exists() or path.stat().st_size == 0:
+    if not path.is_file():  # "is empty" for a mistyped path sent users looking in the file
+        raise CsvError(key="doc_not_a_file", path=name)
+    if path.stat().st_size == 0:
         raise CsvError(key="table_empty", name=name)
     with path.open("rb") as f:
         head = f.read(len(OLE_MAGIC))

@@ -146,3 +146,13 @@ def test_the_cli_says_one_sentence_and_exits_2(tmp_path: Path) -> None:
                               env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
         assert done.returncode == 2 and said in done.stderr, done.stderr
         assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".xlsx"])
+def test_a_missing_table_is_said_to_be_missing_not_empty(tmp_path: Path, suffix: str) -> None:
+    with pytest.raises(CsvError) as refused_error:
+        open_table(tmp_path / f"nope{suffix}", settings=SETTINGS)
+    assert str(refused_error.value) == f"nope{suffix} is not a file that can be read (check the path)."
+    (tmp_path / f"empty{suffix}").write_bytes(b"")
+    with pytest.raises(CsvError, match="is empty: there is nothing to translate"):
+        open_table(tmp_path / f"empty{suffix}", settings=SETTINGS)
