@@ -33,7 +33,11 @@ def test_a_refused_file_stays_in_the_chat_and_the_next_question_is_sent_without_
     page.wait_for_selector("text=/The file you attached last was not taken/", timeout=60_000)
     screenshot(page, "refused-upload-held")
     app.proxy.reset()
+    answered = app.proxy.completions_reached(1)
     page.click("button:has-text('Send without it')")
+    # The answer went through the proxy whole; only then is #chat-submit the one after it (right
+    # after the click it is still the one before the answer began).
+    assert answered.wait(120)
     page.wait_for_selector("#chat-submit", timeout=120_000)  # the answer has ended
     assert app.proxy.journal and app.proxy.journal[-1][0]["messages"][-1]["content"] == "Say hello."
     assert page.locator(f"{SAID} >> text=/notes.csv is empty/").count() == 1  # still there
