@@ -55,7 +55,8 @@ async def start_session(conversation: Conversation, chosen: chosen_settings.Chos
     session.start(SessionState(conversation, params, target_language=target, lang=lang,
                                source_language=chosen.source_language,
                                target_chosen=chosen.target_language is not None,
-                               bilingual=bool(chosen.bilingual)))
+                               bilingual=bool(chosen.bilingual),
+                               start_at_once=bool(chosen.start_at_once)))
     await cl.ChatSettings(settings_panel.widgets(lang, settings, target, chosen)).send()
     await cl.context.emitter.set_commands(shelf_panel.commands(lang) + grid_flow.commands(lang)
                                           + document_translation_flow.commands(lang))
@@ -84,6 +85,7 @@ async def apply_settings(values: dict[str, Any]) -> None:
     state.target_language = values.get("target_language") or default_target(state.lang)
     state.target_chosen = settings_panel.chosen_target(values, state.lang) is not None
     state.bilingual = bool(values.get("bilingual"))
+    state.start_at_once = bool(values.get("start_at_once"))
     source = values.get("source_language")
     state.source_language = None if source in (None, *TEXT["auto_source"]) else source
     # Kept for the user's next chats (New Chat, a reload): nothing is kept without a user.

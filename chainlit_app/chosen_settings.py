@@ -28,6 +28,7 @@ class Chosen:
     target_language: str | None = None
     source_language: str | None = None  # a language of LANGUAGES; None: detected (the default)
     bilingual: bool | None = None  # a PDF comes back with original and translated pages in turn
+    start_at_once: bool | None = None  # a translation starts without the languages question
 
     def as_json(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if v is not None}
@@ -52,6 +53,7 @@ def load(settings: Settings, user: str | None) -> Chosen:
         target_language=_of(raw, "target_language", str, lambda v: v in LANGUAGES),
         source_language=_of(raw, "source_language", str, lambda v: v in LANGUAGES),
         bilingual=raw.get("bilingual") if isinstance(raw.get("bilingual"), bool) else None,
+        start_at_once=raw.get("start_at_once") if isinstance(raw.get("start_at_once"), bool) else None,
     )
 
 

@@ -21,14 +21,16 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import shutil
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import chainlit as cl
 from chainlit.types import CommandDict
 
 from glm1m.catalog import Said
-from glm1m.chainlit_app import leaving, session
+from glm1m.chainlit_app import language_question, leaving, session
 from glm1m.chainlit_app.client import llm
 from glm1m.chainlit_app.grid_flow import named_links
 from glm1m.chainlit_app.i18n import EN, ZH, seconds, t, target_words, unit_words
@@ -36,7 +38,7 @@ from glm1m.chainlit_app.status import AUTHOR, StatusLine, ask_choice, say, says_
 from glm1m.chainlit_app.table_choice import CHOICE_TIMEOUT_S
 from glm1m.chainlit_app.translation_flow import count_line, done_line, rate, run_translation
 from glm1m.chainlit_app.uploads import Upload, UploadedFile, sort_uploads
-from glm1m.doc_translation.formats import translates_in_place
+from glm1m.doc_translation.formats import opening_text, translates_in_place
 from glm1m.doc_translation.glossary import glossary_path
 from glm1m.doc_translation.job import DocJob, DocSummary, run_document
 from glm1m.documents.formats import format_of
@@ -47,6 +49,7 @@ from glm1m.progress import Progress
 from glm1m.settings import get_settings
 from glm1m.translation.formats import mime_of
 from glm1m.translation.job import checkpoint_path
+from glm1m.translation.written_in import target_for
 
 COMMANDS = {EN: "Translate", ZH: "翻译"}  # the command's id is the name the composer shows
 # The core's glossary notes name the file's path on the server and the CLI's --glossary; the page
@@ -98,17 +101,20 @@ def job_of(lang: str) -> DocJob:
 
 async def translate_document(document: Upload) -> None:
     lang = session.lang()
-    job = job_of(lang)
     await llm().max_model_len()  # the server is up: not every section marked as failed when it is not
-    path, output = await asyncio.to_thread(prepare, document, job)
+    job, path, output, flipped = await settle_target(document, job_of(lang))
     if output.exists() and not checkpoint_path(output).exists():  # finished before
         if await take_earlier_result(document.name, job):
             await send_files(output, t(lang, "doc_page_result_before", name=document.name,
                                        target=target_words(lang, job.target_language)))
             return
         output.unlink()
-    status = await StatusLine(t(lang, "tr_starting"), head=job_head(lang, document.name, job)).send()
     notes: list[str] = []
+    if flipped:  # the default target was the document's own language: said above the progress
+        notes.append(t(lang, "doc_page_target_other", target=target_words(lang, job.target_language),
+                       written=target_words(lang, session.current().target_language)))
+    head = job_head(lang, document.name, job, None, notes)
+    status = await StatusLine(t(lang, "tr_starting"), head=head).send()
 
     def on_note(note: Said) -> None:  # what the format cannot keep: a line each, above the progress
         if note.key == "doc_tr_glossary_written" and not note.fields.get("count"):
@@ -139,6 +145,35 @@ async def translate_document(document: Upload) -> None:
                    if kept.uses else "")
     await status.finish(t(lang, "tr_done", line=summary_line(lang, summary),
                           seconds=seconds(lang, status.elapsed_s), rate=rate(lang, status)) + consistency)
+
+
+async def settle_target(document: Upload, job: DocJob) -> tuple[DocJob, Path, Path, bool]:
+    """The job's target, before any section goes out: the page's default is never the language
+    the document is in (True last: it was, and the other is taken), and a new job says its
+    languages with a one-click change (language_question.py). Returns the job, the document's
+    and the output's paths (prepare) and whether the default was turned."""
+    path, output = await asyncio.to_thread(prepare, document, job)
+    default, flipped = job.target_language, False
+    if not session.current().target_chosen:
+        target = await asyncio.to_thread(lambda: target_for(default, opening_text(path)))
+        if target != default:
+            job, flipped = replace(job, target_language=target), True
+            path, output = await asyncio.to_thread(moved, document, job, output)
+    if language_question.asks() and not output.exists() and not checkpoint_path(output).exists():
+        chosen = await language_question.confirm_target(job.source_language, job.target_language)
+        if chosen != job.target_language:
+            job, flipped = replace(job, target_language=chosen), False
+            path, output = await asyncio.to_thread(moved, document, job, output)
+    return job, path, output, flipped
+
+
+def moved(document: Upload, job: DocJob, before: Path) -> tuple[Path, Path]:
+    """prepare() for the job's new target; the folder made for the target before is taken away
+    when nothing was done in it (it holds the document's link alone)."""
+    folder = before.parent
+    if not before.exists() and not checkpoint_path(before).exists():
+        shutil.rmtree(folder, ignore_errors=True)
+    return prepare(document, job)
 
 
 def prepare(document: Upload, job: DocJob) -> tuple[Path, Path]:

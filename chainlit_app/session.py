@@ -27,6 +27,7 @@ class SessionState:
     # gives way to the other language for a table already written in it (translation/written_in.py).
     target_chosen: bool = False
     bilingual: bool = False  # ⚙: a PDF comes back with original and translated pages in turn
+    start_at_once: bool = False  # ⚙: a translation starts without asking its languages first
     document: OpenDocument | None = None  # what follow-up questions go to: its documents' text
     documents: DocumentSet | None = None  # the chat's documents (A, B, …); one attached next joins
     # Chat messages by id → how many conversation turns came before them, so an edited message

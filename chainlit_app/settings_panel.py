@@ -50,6 +50,8 @@ def widgets(lang: str, settings: Settings, target: str, chosen: Chosen | None = 
                initial_value=chosen.source_language or auto, description=t(lang, "help_source")),
         Switch(id="bilingual", label=t(lang, "label_bilingual"), initial=bool(chosen.bilingual),
                description=t(lang, "help_bilingual")),
+        Switch(id="start_at_once", label=t(lang, "label_start_at_once"),
+               initial=bool(chosen.start_at_once), description=t(lang, "help_start_at_once")),
     ]
 
 
@@ -71,4 +73,5 @@ def chosen_of(values: dict[str, Any], settings: Settings, lang: str) -> Chosen:
                   temperature=float(values["temperature"]), max_tokens=int(values["max_tokens"]),
                   target_language=chosen_target(values, lang),
                   source_language=source if source in LANGUAGES else None,
-                  bilingual=bool(values.get("bilingual")) or None)
+                  bilingual=bool(values.get("bilingual")) or None,
+                  start_at_once=bool(values.get("start_at_once")) or None)

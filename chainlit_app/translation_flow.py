@@ -14,7 +14,7 @@ from pathlib import Path
 import chainlit as cl
 
 from glm1m.catalog import Said
-from glm1m.chainlit_app import leaving, metrics, session
+from glm1m.chainlit_app import language_question, leaving, metrics, session
 from glm1m.chainlit_app.client import llm
 from glm1m.chainlit_app.i18n import ZH, seconds, t, target_words, unit_words
 from glm1m.chainlit_app.status import AUTHOR, StatusLine, ask_choice, says_own_stop
@@ -31,7 +31,6 @@ from glm1m.translation.written_in import target_for
 
 async def run_translation(path: Path, name: str, glossary_file: tuple[Path, str] | None = None) -> None:
     state = session.current()
-    settings = get_settings()
     # Opening reads the whole file (its encoding, its rows): off the event loop, so other sessions
     # stream. The same pass hashes a CSV for the job's key and counts its rows.
     source = await choose_table(path, name)  # any table format, its sheet and columns chosen
@@ -39,16 +38,13 @@ async def run_translation(path: Path, name: str, glossary_file: tuple[Path, str]
     target = state.target_language
     if not state.target_chosen:  # the page's default: never the language the table is in
         target = await asyncio.to_thread(lambda: target_for(target, first_cells(source)))
-    job = Job(target_language=target, source_language=state.source_language,
-              glossary=glossary, concurrency=settings.translate_concurrency,
-              max_tokens=settings.translate_max_tokens, lang=session.lang())
-    # One folder per job: the same file and settings again resume it, anything else (another
-    # file of the same name, another language) starts its own instead of clashing.
-    key = await asyncio.to_thread(job_key, source, job)  # a workbook's bytes are read here
-    folder = translation_dir() / key[:16]
-    folder.mkdir(exist_ok=True)
-    output = folder / f"{output_stem(name)}.translated{source.output_suffix}"
-    earlier = await asyncio.to_thread(earlier_work, source, output, key)  # reads the output
+    job, key, output, earlier = await job_for(source, name, target, glossary)
+    flipped = target != state.target_language  # said in the head: the table is in the default
+    if earlier is None and language_question.asks():  # before any row goes out
+        chosen = await language_question.confirm_target(state.source_language, target)
+        if chosen != target:
+            job, key, output, earlier = await job_for(source, name, chosen, glossary)
+            target, flipped = chosen, False
     if earlier is not None and earlier.finished:
         if await take_earlier_result(name, earlier):
             await send_file(output, t(state.lang, "tr_result_before", name=name, total=earlier.total,
@@ -57,7 +53,7 @@ async def run_translation(path: Path, name: str, glossary_file: tuple[Path, str]
         await asyncio.to_thread(forget, output)
         earlier = None
     head = job_head(state.lang, name, source, job, glossary_file, earlier)
-    if target != state.target_language:
+    if flipped:
         head += "\n\n" + t(state.lang, "tr_target_other", target=target_words(state.lang, target),
                             written=target_words(state.lang, state.target_language))
     status = await StatusLine(t(state.lang, "tr_starting"), head=head).send()
@@ -83,6 +79,22 @@ async def run_translation(path: Path, name: str, glossary_file: tuple[Path, str]
     await status.finish(t(state.lang, "tr_done", line=summary_line(state.lang, summary),
                           seconds=seconds(state.lang, status.elapsed_s), rate=rate(state.lang, status)))
     await send_result(output, summary)
+
+
+async def job_for(source: TableSource, name: str, target: str, glossary: tuple[tuple[str, str], ...]
+                  ) -> tuple[Job, str, Path, Earlier | None]:
+    """The job into `target`: its key, its output's path and what an earlier run of it left."""
+    state, settings = session.current(), get_settings()
+    job = Job(target_language=target, source_language=state.source_language,
+              glossary=glossary, concurrency=settings.translate_concurrency,
+              max_tokens=settings.translate_max_tokens, lang=session.lang())
+    # One folder per job: the same file and settings again resume it, anything else (another
+    # file of the same name, another language) starts its own instead of clashing.
+    key = await asyncio.to_thread(job_key, source, job)  # a workbook's bytes are read here
+    folder = translation_dir() / key[:16]
+    folder.mkdir(exist_ok=True)
+    output = folder / f"{output_stem(name)}.translated{source.output_suffix}"
+    return job, key, output, await asyncio.to_thread(earlier_work, source, output, key)  # reads it
 
 
 async def take_earlier_result(name: str, earlier: Earlier) -> bool:

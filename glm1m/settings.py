@@ -59,6 +59,10 @@ class Settings(BaseSettings):
                                                           "waiting for an answer to begin")
     translate_concurrency: int = Field(64, ge=1, description="CSV rows in flight at once")
     translate_max_tokens: int = Field(1024, ge=1, description="longest translation of one cell")
+    language_question_s: int = Field(
+        15, ge=0, description="on the page, a translation into the default language first says its "
+                              "languages with a one-click change and starts by itself after this "
+                              "many seconds (0: starts at once)")
     metrics_port: int = Field(8002, ge=0, description="app's Prometheus /metrics port on 127.0.0.1 (0: off)")
     whole_document_threshold: int = Field(
         128_000, ge=1, description="documents up to this many tokens are read whole by default")

@@ -125,11 +125,10 @@ def a_first_visit(request: pytest.FixtureRequest) -> Iterator[None]:
     """Each test meets the app as on a first visit: the ⚙ choices an earlier test made are kept
     per user (chainlit_app/chosen_settings.py), and one test's max_tokens of 8 must not cut the
     next test's answers."""
-    for name in ("app", "open_app", "production_app"):
-        if name in request.fixturenames:
-            app: App = request.getfixturevalue(name)
-            if app.data_dir is not None:
-                shutil.rmtree(app.data_dir / "chosen_settings", ignore_errors=True)
+    for name in [n for n in request.fixturenames if n == "app" or n.endswith("_app")]:
+        app = request.getfixturevalue(name)
+        if isinstance(app, App) and app.data_dir is not None:
+            shutil.rmtree(app.data_dir / "chosen_settings", ignore_errors=True)
     yield
 
 
@@ -161,7 +160,10 @@ def started_app(name: str, model_server: ModelServer, fault_proxy: FaultProxy, l
     defaults = {"GLM1M_BASE_URL": f"{fault_proxy.url}/v1", "GLM1M_DEMO": "true",
                 "GLM1M_METRICS_PORT": str(metrics_port), "GLM1M_MAX_TOKENS": "3000",
                 "GLM1M_RETRIES": "1", "GLM1M_TRANSLATE_MAX_TOKENS": "16",
-                "GLM1M_DATA_DIR": str(data_dir)}
+                "GLM1M_DATA_DIR": str(data_dir),
+                # The languages question before a translation has its own app and tests
+                # (tests/browser/test_language_question.py); elsewhere a job starts at once.
+                "GLM1M_LANGUAGE_QUESTION_S": "0"}
     env = app_env(**{**defaults, **settings})
     command, cwd = ui_launch(port, data_dir)
     service = Service(name, command, ready=r"Your app is available at", log_dir=log_dir,

@@ -10,12 +10,14 @@ from pathlib import Path
 from glm1m.doc_translation.docx_layout import read_docx_layout
 from glm1m.doc_translation.epub_layout import read_epub_layout
 from glm1m.doc_translation.html_layout import read_html_layout
+from glm1m.doc_translation.pdf_blocks import opening_text as pdf_opening_text
 from glm1m.doc_translation.pdf_layout import read_pdf_layout
 from glm1m.doc_translation.sections import Layout
 from glm1m.doc_translation.text_layout import read_text_layout
 from glm1m.documents.formats import format_of
 from glm1m.documents.ocr import OcrOptions
 from glm1m.errors import DocumentError
+from glm1m.translation.written_in import SAMPLE_CHARS
 
 READERS: dict[str, Callable[[Path], Layout]] = {
     "md": partial(read_text_layout, markdown=True),
@@ -44,3 +46,14 @@ def open_layout(path: Path, bilingual: bool = False, ocr: OcrOptions | None = No
     if bilingual:
         raise DocumentError(key="doc_tr_bilingual_pdf", name=path.name)
     return READERS[found.filetype](path)
+
+
+def opening_text(path: Path) -> list[str]:
+    """The document's first text, enough to tell which language it is in (written_in.py); read
+    off the loop. A PDF's text layer of its first pages (no OCR: a scan leaves the default); the
+    other formats are read as the job will read them, and fail as it would."""
+    found = format_of(path.name)
+    assert found is not None and found.filetype in READERS, path
+    if found.filetype == "pdf":
+        return pdf_opening_text(path, SAMPLE_CHARS)
+    return [section.source for section in READERS[found.filetype](path).sections]

@@ -100,6 +100,22 @@ def read_blocks(path: Path, ocr: OcrOptions) -> PdfBlocks:
     return found
 
 
+def opening_text(path: Path, chars: int) -> list[str]:
+    """The text layer of the first pages, about `chars` characters of it, nothing OCR'd: enough
+    to tell which language the document is in (a scan says nothing, and the default stays)."""
+    check_file(path, path.name, PdfLimits())
+    texts: list[str] = []
+    try:
+        with pymupdf.open(path, filetype="pdf") as doc:
+            for page in doc:
+                texts.append(page.get_text())
+                if sum(map(len, texts)) >= chars:
+                    break
+    except MUPDF_ERRORS as error:
+        raise damaged(path.name) from error
+    return texts
+
+
 def ocr_blocks(doc: pymupdf.Document, found: PdfBlocks, ocr: OcrOptions, name: str) -> None:
     """The scanned pages' blocks, from Tesseract's words as MuPDF places them. In this process,
     one page after another: a translation's time goes to the model, not to OCR (ocr.py's

@@ -17,7 +17,8 @@ def settings_in(tmp_path: Path) -> Settings:
 def test_a_users_choices_come_back_and_another_users_do_not(tmp_path: Path) -> None:
     settings = settings_in(tmp_path)
     chosen = Chosen(system_prompt="Answer tersely.", temperature=0.0, max_tokens=512,
-                    target_language="日本語", source_language="Deutsch")
+                    target_language="日本語", source_language="Deutsch", bilingual=True,
+                    start_at_once=True)
     save(settings, "local", chosen)
     assert load(settings, "local") == chosen
     assert load(settings, "alice") == Chosen()
@@ -35,7 +36,8 @@ def test_values_out_of_range_or_of_the_wrong_kind_are_not_choices(tmp_path: Path
     assert path is not None
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps({"temperature": 9, "max_tokens": "lots", "target_language": "Klingon",
-                                "source_language": "English", "system_prompt": "  "}), encoding="utf-8")
+                                "source_language": "English", "system_prompt": "  ",
+                                "start_at_once": "yes"}), encoding="utf-8")
     assert load(settings, "local") == Chosen(source_language="English")
     path.write_text("{not json", encoding="utf-8")
     assert load(settings, "local") == Chosen()
