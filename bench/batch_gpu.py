@@ -21,6 +21,15 @@ One server (`glm1m serve`, dummy weights of the real shapes, max-model-len 327,6
      Both with the command's default concurrency (64). The sample's figures are scaled to the
      whole document in the report (linear in sections, the glossary read once), and said so.
      Target (issue 37): whole ≤ 1.5 × per-section.
+  w  issue 37's answer to that target: windows. The same document and answer lengths, the product's
+     own path (token ids: documents/prompt_ids.py `appended_ids`, as job.ask_section sends them),
+     each way with another target language so that no way finds another's prefix cached:
+       per-section  each section alone as its document part (the base, measured again in this run)
+       window 16K   windows.plan_windows with `--context-tokens 16384`: the command's glossary
+                    pass over every window first (job.model_glossary), then each section with
+                    its window's part
+       window 32K   the same at 32,768
+     Scaled to the whole document as for t (the glossary pass counted once).
      `--cascade` starts the server with vLLM's cascade attention on (`--no-disable-cascade-attn`;
      off by default in vLLM 0.26): a batch of requests sharing the document's KV blocks reads them
      once per step instead of once per request.
@@ -185,6 +194,102 @@ async def phase_t(server: Server, docs: Path, results: Results) -> None:
         await llm.aclose()
 
 
+# ---------------------------------------------------------------- w: windows, the product's ids path
+WINDOWS = (1024, 2048) if QUICK else (16_384, 32_768)
+WAY_TARGETS = {"per-section": "Simplified Chinese", WINDOWS[0]: "French", WINDOWS[1]: "German"}
+
+
+async def ids_way(llm, label: str, prompts: list, sections: list, answer_tokens: list[int],
+                  port: int, results: Results, first=None) -> None:
+    """As translate_way, through job.ask_section's path: each prompt's shared part tokenized once
+    (one KeptIds per prompt), each section sent as token ids on /v1/completions."""
+    from glm1m.counting import complete_counting
+    from glm1m.documents.prompt_ids import KeptIds, appended_ids
+    from glm1m.llm import ChatParams
+
+    record: dict = {"step": f"window {label}", "server": "G", "at": results.now(), "sections": len(sections),
+                    "answer_tokens": sum(answer_tokens)}
+    before = metrics(port)
+    started = time.perf_counter()
+    limit = asyncio.Semaphore(SECTION_CONCURRENCY)
+    kept: dict = {}
+    done: list[float] = []
+    sent_ids = 0
+
+    async def one(prompt, section, tokens: int) -> None:
+        nonlocal sent_ids
+        async with limit:
+            params = ChatParams(temperature=0.0, max_tokens=tokens, extra={"ignore_eos": True})
+            tail = [{"role": "user", "content": section.text}]
+            ids = await appended_ids(llm, prompt.shared(), tail, kept.setdefault(id(prompt), KeptIds()))
+            sent_ids += ids is not None
+            await complete_counting(llm, prompt.shared() + tail, params, retries=0,
+                                    ids=ids.ids if ids is not None else None)
+            done.append(round(time.perf_counter() - started, 2))
+
+    try:
+        if first is not None:  # the command's glossary pass, before any section
+            record["first_read_s"] = round(await first(), 2)
+        await asyncio.wait_for(asyncio.gather(*(one(p, s, t) for p, s, t in zip(prompts, sections, answer_tokens,
+                                                                                    strict=True))),
+                               WAY_LIMIT_S)
+    except (TimeoutError, Exception) as error:  # noqa: BLE001 - recorded, the next way still runs
+        record["error"] = repr(error)[:300]
+    record["wall_s"] = round(time.perf_counter() - started, 2)
+    record["finished"] = len(done)
+    record["sent_as_ids"] = sent_ids
+    record["finish_times"] = done[:: max(1, len(done) // 16)]
+    record["metrics"] = moved(before, metrics(port))
+    results.step(record)
+
+
+async def phase_w(server: Server, docs: Path, out: Path, results: Results) -> None:
+    from glm1m.doc_translation.formats import open_layout
+    from glm1m.doc_translation.job import DocJob, model_glossary
+    from glm1m.doc_translation.prompt import DocumentPrompt, document_part
+    from glm1m.doc_translation.windows import plan_windows
+    from glm1m.llm import LlmClient
+    from glm1m.settings import Settings
+
+    layout = open_layout(docs / "T.txt")
+    sections = list(layout.sections)
+    llm = LlmClient(Settings(base_url=f"http://127.0.0.1:{server.port}/v1", api_key=KEY))
+    try:
+        whole = document_part(sections)
+        doc_tokens = await llm.count_text_tokens(whole)
+        per_char = doc_tokens / max(len(whole), 1)
+        sample = sections[:SAMPLE]
+        answer = [max(8, round(len(s.text) * per_char)) for s in sample]
+        info: dict = {"document_tokens": doc_tokens, "sections": len(sections), "sample": len(sample),
+                      "sample_chars": sum(len(s.text) for s in sample),
+                      "all_chars": sum(len(s.text) for s in sections), "concurrency": SECTION_CONCURRENCY}
+        results.data["windows"] = info
+        results.save()
+        target = WAY_TARGETS["per-section"]
+        await ids_way(llm, "per-section", [DocumentPrompt(target, None, document_part([s]), ()) for s in sample],
+                      sample, answer, server.port, results)
+        for limit in WINDOWS:
+            job = DocJob(target_language=WAY_TARGETS[limit], context_tokens=limit)
+            windows = await plan_windows(sections, llm, job.max_tokens, limit)
+            info[f"windows {limit}"] = {"count": len(windows.groups),
+                                        "sizes": [len(g) for g in windows.groups]}
+            prompts = [DocumentPrompt(job.target_language, None, document_part([sections[i] for i in g]), ())
+                       for g in windows.groups]
+            glossary_out = out / f"glossary-{limit}" / "T.translated.txt"
+            glossary_out.parent.mkdir(parents=True, exist_ok=True)
+
+            async def glossary(job=job, windows=windows, glossary_out=glossary_out) -> float:
+                began = time.perf_counter()
+                found = await model_glossary(layout, windows, job, llm, glossary_out, lambda note: None)
+                info[f"glossary {job.context_tokens}"] = len(found)
+                return time.perf_counter() - began
+
+            await ids_way(llm, str(limit), [prompts[windows.of(s.index)] for s in sample], sample, answer,
+                          server.port, results, first=glossary)
+    finally:
+        await llm.aclose()
+
+
 # ---------------------------------------------------------------- driver and report
 def run(out: Path, docs: Path, phases: str, port: int, cascade: bool) -> None:
     out.mkdir(parents=True, exist_ok=True)
@@ -203,6 +308,8 @@ def run(out: Path, docs: Path, phases: str, port: int, cascade: bool) -> None:
             phase_g(server, docs, out, results)
         if "t" in phases:
             asyncio.run(phase_t(server, docs, results))
+        if "w" in phases:
+            asyncio.run(phase_w(server, docs, out, results))
         if "g" in phases:
             phase_reread(server, docs, out, results)
     finally:
@@ -249,6 +356,25 @@ def report(path: Path) -> str:
                          f"{m.get('vllm:prefix_cache_hits', 0):,.0f} |" + (f" {s['error'][:80]}" if "error" in s else ""))
         lines += ["", f"whole / per-section: sample {whole['wall_s'] / per['wall_s']:.2f}, scaled "
                       f"{whole_all / per_all:.2f}"]
+    w = data.get("windows")
+    if w and "window per-section" in steps:
+        scale = w["all_chars"] / w["sample_chars"]
+        base = steps["window per-section"]["wall_s"] * scale
+        lines += ["", f"Windows: a {w['document_tokens']:,}-token document, {w['sections']} sections; the first "
+                      f"{w['sample']} translated each way as token ids, {w['concurrency']} at once.", "",
+                  "| way | windows | sections done | sent as ids | wall s (sample) | glossary pass s | "
+                  "scaled to the document s | × per-section | prompt tokens | prefix hits |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
+        for name in [n for n in steps if n.startswith("window ")]:  # in the order they ran
+            s = steps[name]
+            first = s.get("first_read_s", 0.0)
+            scaled = first + (s["wall_s"] - first) * scale
+            count = w.get(f"windows {name.split()[1]}", {}).get("count", "–")
+            m = s["metrics"]
+            lines.append(f"| {name.split()[1]} | {count} | {s['finished']} of {s['sections']} | {s['sent_as_ids']} | "
+                         f"{s['wall_s']:.1f} | {s.get('first_read_s', '–')} | {scaled:,.0f} | {scaled / base:.2f} | "
+                         f"{m.get('vllm:prompt_tokens', 0):,.0f} | {m.get('vllm:prefix_cache_hits', 0):,.0f} |"
+                         + (f" {s['error'][:80]}" if "error" in s else ""))
     return "\n".join(lines)
 
 

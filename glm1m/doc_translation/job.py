@@ -118,16 +118,24 @@ async def model_glossary(layout: Layout, windows: Windows, job: DocJob, llm: Llm
         on_note(said("doc_tr_glossary_reused", path=written))
         return read_glossary(written) if written.stat().st_size else ()
     params = ChatParams(temperature=0.0, max_tokens=max(job.max_tokens, 512), extra=structured_glossary())
-    found: list[Glossary] = []
-    problem = ""
-    for group in windows.groups:
+    problems: list[str] = []
+    limit = asyncio.Semaphore(job.concurrency)
+
+    async def of_window(group: tuple[int, ...]) -> Glossary:
         prompt = DocumentPrompt(job.target_language, job.source_language,
                                 document_part([layout.sections[i] for i in group]))
         try:
-            found.append(parse_glossary(await llm.complete(prompt.glossary_messages(), params,
-                                                           retries=job.retries)))
+            async with limit:
+                return parse_glossary(await llm.complete(prompt.glossary_messages(), params,
+                                                         retries=job.retries))
         except UserFacingError as error:  # the glossary helps; it is no reason to stop
-            problem = error.in_language(job.lang)
+            problems.append(error.in_language(job.lang))
+            return ()
+
+    # The windows at once (in order when merged: an earlier window's term wins): one after
+    # another, the glossary of a document of many windows took a decode of every window in turn.
+    found = await asyncio.gather(*(of_window(group) for group in windows.groups))
+    problem = problems[-1] if problems else ""
     glossary = merge((), *found)
     if not glossary:
         on_note(said("doc_tr_glossary_none", reason=problem or render(job.lang, "doc_tr_empty_answer")))

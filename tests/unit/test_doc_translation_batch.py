@@ -156,3 +156,32 @@ def test_context_tokens_below_zero_or_for_a_table_is_one_sentence_and_exit_2(
         assert ended.value.code == 2
         said = capsys.readouterr().err
         assert said.startswith("glm1m: ") and words in said and "Traceback" not in said, said
+
+
+def test_the_windows_glossaries_are_asked_together_and_the_earlier_window_wins(tmp_path: Path) -> None:
+    src = tmp_path / "long.md"
+    src.write_text("\n\n".join(f"Paragraph {n} of the valve manual " + "word " * 200 for n in range(12))
+                   + "\n", encoding="utf-8")
+
+    def reply(messages) -> str:
+        if not user_text(messages).startswith(ASK):
+            return user_text(messages).upper()
+        first = "Paragraph 0 " in messages[1]["content"]
+        return '{"terms": [{"term": "valve", "translation": "%s"}]}' % ("Ventil" if first else "Klappe")
+
+    async def scenario() -> tuple[object, int]:
+        llm = ScriptedLlm(reply=reply, hold=lambda text: text.startswith(ASK))
+        job = asyncio.create_task(run_document(src, DocJob("German", max_tokens=256, context_tokens=1000),
+                                               llm, tmp_path / "long.de.md"))
+        # Glossary requests of two windows in flight before any has answered: asked one after
+        # another, only the first would ever start and this wait would time out.
+        await asyncio.wait_for(llm.wait_started(2), 30)
+        asked = sum(1 for c in llm.calls if c.text.startswith(ASK))
+        llm.release_all()
+        return await job, asked
+
+    summary, asked = asyncio.run(scenario())
+    assert asked >= 2
+    assert summary.complete
+    written = (tmp_path / "long.de.glossary.csv").read_text(encoding="utf-8")
+    assert "Ventil" in written and "Klappe" not in written  # the first window's term, once
