@@ -36,6 +36,10 @@
 #   bash bench/gpu_session.sh bg-receive K     # K = 1 (+ model, .gpu/docs, .whl, .gpu/repo) .. 6
 #   bash bench/gpu_session.sh bg-start 7 S     # the last folder, install, the driver; wait S s
 #   bash bench/gpu_session.sh bg-wait S        # until it ends or S s pass; results to $OUT/bg.tgz
+# Issue 37's windows (bench/batch_gpu.py phase w), 7 folders (CHUNK_MIB=56) and glm1m's wheels in two:
+#   bash bench/gpu_session.sh w-receive K      # K = 1 (+ model, docs, repo, app1), app2, 2 .. 6
+#   bash bench/gpu_session.sh w-start 7 S      # the last folder, install, the driver; wait S s
+#   bash bench/gpu_session.sh bg-wait S        # until it ends or S s pass; results to $OUT/bg.tgz
 # Lanes run under setsid so they outlive one call; results collect in /root/res.
 set -uo pipefail
 RES=/root/res
@@ -149,6 +153,22 @@ for p in ('pymupdf', 'openpyxl', 'pandas', 'rich', 'pydantic-settings', 'httpx',
     except m.PackageNotFoundError: print(p, 'MISSING')"
     fi
     ls /root/vb ;;
+  w-receive)  # issue 37's windows run: K = 1 (c01, model, .gpu/docs, .gpu/repo, .gpu/app1) | app2 | 2..6
+    # glm1m's own wheels travel in .gpu/app1 and .gpu/app2: pymupdf's 69 MB wheel in pieces
+    # (NAME.part-aa ...), joined by install; the others whole.
+    mkdir -p /root/vb /root/appparts /root/appwhl
+    case "$2" in
+      1) cp -r .gpu/c01 /root/vb/ && cp -r .gpu/full-size-model /root/ && rm -rf /root/docs /root/repo \
+           && cp -r .gpu/docs /root/docs && cp -r .gpu/repo /root/repo && cp .gpu/app1/* /root/appparts/ || exit 1 ;;
+      app2) cp .gpu/app2/*.part-* /root/appparts/ && cp .gpu/app2/*.whl /root/appwhl/ || exit 1 ;;
+      *) cp -r ".gpu/c0$2" /root/vb/ || exit 1 ;;
+    esac
+    ls /root/vb /root/appparts | tr '\n' ' '; echo ;;
+  w-start)  # K S: the last folder, install, bench/batch_gpu.py's phase w; wait S s
+    bash "$0" w-receive "$2" && bash "$0" install || exit 1
+    (cd /root/repo && setsid python3 -m bench.batch_gpu run --out $RES --docs /root/docs --phases w \
+       > $RES/batch.out 2>&1 &)
+    bash "$0" bg-wait "${3:-420}" ;;
   bg-start)  # K S [PHASES [--cascade]]: the last folder, install, bench/batch_gpu.py's driver; wait S s
     bash "$0" bg-receive "$2" && bash "$0" install || exit 1
     (cd /root/repo && setsid python3 -m bench.batch_gpu run --out $RES --docs /root/docs --phases "${4:-gt}" \
@@ -164,6 +184,9 @@ for p in ('pymupdf', 'openpyxl', 'pandas', 'rich', 'pydantic-settings', 'httpx',
     bash "$0" install && bash "$0" start "${2:-420}" ;;
   install)
     bash /root/vb/c01/install.sh > /root/install.log 2>&1 || { tail -20 /root/install.log; exit 1; }
+    for first in /root/appparts/*.part-aa; do  # a wheel that travelled in pieces, joined
+      [ -e "$first" ] && cat "${first%.part-aa}".part-* > "/root/appwhl/$(basename "${first%.part-aa}")"
+    done
     if [ -d /root/appwhl ]; then
       python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site \
         /root/appwhl/*.whl || exit 1
