@@ -6,7 +6,7 @@ work the model server does, while units run: how many are in flight and how many
 back (`Tally`). vLLM batches the rows of a table and finishes them together, so a count of
 finished rows alone stood at "0 of 50" for a whole 16 s run; the tokens move all along. The doors
 decide how often to draw it, and say it in their language: a stage and a unit are ids, said from the
-catalog (glm1m/catalog/progress.toml), so no door reads the core's English back.
+catalog (glm1m/catalog/en/progress.toml and its translations), so no door reads the core's English back.
 """
 
 from __future__ import annotations

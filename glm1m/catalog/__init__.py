@@ -1,60 +1,105 @@
-"""One catalog of the sentences a person reads, in English and Simplified Chinese.
+"""One catalog of the sentences a person reads, a file per language and domain (gettext's layout).
 
 Every sentence has an id and named fields (str.format), gettext's convention: the code that says
 something names the id and passes the fields; it never writes the sentence, and nothing reads a
-finished sentence back. An entry is (English, Chinese) side by side, so a rewording is one edit
-of one entry, and tests/unit/test_catalog.py fails when an id lacks a language or a field, or a
-module names an id that is not here or passes other fields than the id's.
+finished sentence back. English is the source language: en/<domain>.toml holds every id, and its
+forms say which fields the id takes and whether it has plurals. Each other language is a folder of
+the same name beside it (zh/ for Simplified Chinese) whose <domain>.toml gives the same ids in that
+language; adding a language is adding its folder. A language's file may leave ids out: such an id
+is said in English (per entry), so a partial translation already works. The shipped languages are
+whole: tests/unit/test_catalog.py fails when an id of en/ lacks its translation in the same
+domain's file or has other fields, or a module names an id that is not in en/ or passes other
+fields than the id's; tests/unit/test_catalog_renderings.py keeps what each id says.
 
-Plurals: English that depends on a number has two forms, (one, other), chosen by the `count`
-field ("1 page", "2 pages"); Chinese has one form. `count` is the one field a form may leave out
-("its only page"). A field may itself be a `Said` (an id and its fields), rendered in the same
-language, or a list, joined as the language lists things ("a.csv, b.pdf", "a.csv、b.pdf").
+The domains are by meaning, not by door: an id lives in the one domain its sentence is about
+(documents, waiting, shelf, tables, uploads, accounts, serving, grid, doc_translation, tools,
+progress, limits, chrome for the page's frame; core and inputs for the commoner and the rarer
+errors), whichever door says it. A rewording is one edit of one line in en/ and one in zh/.
 
-The entries are data, TOML files beside this module, one table per part of the program, as a
-gettext catalog keeps its sentences in files of their own: core.toml (the core's commoner errors and
-notes), inputs.toml (the rarer failures of documents, tables and accounts), limits.toml (the
-server's limits on one upload's reading work), serving.toml (the model server's, the plan's and
-starting's), cli.toml (the command line's own lines), progress.toml (the words of a progress line,
-which both doors say), page.toml (the web page's own words), tools.toml (looking things up),
-grid.toml (a grid of questions over documents) and doc_translation.toml (a document translated
-section by section: its lines, what it cannot keep, the marks in its output).
-An entry is a table named by its id, `en` (a string, or [one, other]) and `zh`:
+    # en/documents.toml
+    doc_read_whole = "Read **{name}**: {pages}, {tokens:,} tokens, whole, in {seconds}."
+    pages = ["{count:,} page", "{count:,} pages"]
+    # zh/documents.toml
+    doc_read_whole = "已读取 **{name}**：{pages}，{tokens:,} 个词元，整篇，用时 {seconds}。"
+    pages = "{count:,} 页"
 
-    [doc_read_whole]
-    en = "Read **{name}**: {pages}, {tokens:,} tokens, whole, in {seconds}."
-    zh = "已读取 **{name}**：{pages}，{tokens:,} 个词元，整篇，用时 {seconds}。"
+Plurals: a sentence that depends on a number may have two forms, [one, other], chosen by the
+`count` field ("1 page", "2 pages"); Chinese has one form. `count` is the one field a form may
+leave out ("its only page"). A field may itself be a `Said` (an id and its fields), rendered in the
+same language, or a list, joined as the language lists things ("a.csv, b.pdf", "a.csv、b.pdf").
 
-An id is in exactly one table (a test checks). They are read once, when glm1m.catalog is imported
-(~5 ms with tomllib).
+An id is in exactly one domain (a test checks). The files are read once, when glm1m.catalog is
+imported (~5 ms with tomllib); `read_catalog` reads another folder of them (a test's).
 """
 
 from __future__ import annotations
 
+import re
 import string
 import tomllib
 from dataclasses import dataclass, field
 from importlib.resources import files
+from importlib.resources.abc import Traversable
 from typing import Any
 
 EN, ZH = "en", "zh"
-LANGUAGES = (EN, ZH)
+SOURCE = EN  # the language whose files hold every id, and say its fields and plurals
 
-English = str | tuple[str, str]  # one sentence, or (one, other) chosen by `count`
-Entry = tuple[English, str]
-TABLES = ("core", "inputs", "limits", "serving", "cli", "progress", "page", "tools", "grid",
-          "doc_translation")
+Form = str | tuple[str, ...]  # one sentence, or (one, other) chosen by `count`
+Domain = dict[str, Form]  # id -> form, one file
 
 
-def read_table(name: str) -> dict[str, Entry]:
-    """One table of the catalog (`name`.toml beside this module), id -> (English, Chinese)."""
-    data = tomllib.loads(files(__name__).joinpath(f"{name}.toml").read_text(encoding="utf-8"))
-    return {key: (tuple(entry["en"]) if isinstance(entry["en"], list) else entry["en"], entry["zh"])
-            for key, entry in data.items()}
+def read_domain(file: Traversable) -> Domain:
+    """One file of one language: id -> its sentence (or its [one, other])."""
+    data = tomllib.loads(file.read_text(encoding="utf-8"))
+    return {key: tuple(form) if isinstance(form, list) else form for key, form in data.items()}
 
 
-TABLE: dict[str, dict[str, Entry]] = {name: read_table(name) for name in TABLES}
-CATALOG: dict[str, Entry] = {key: entry for table in TABLE.values() for key, entry in table.items()}
+class Catalog:
+    """Every language's domains; an id a language leaves out is said in English."""
+
+    def __init__(self, languages: dict[str, dict[str, Domain]]) -> None:
+        self.domains = languages  # language -> domain -> id -> form
+        self.languages = tuple(languages)
+        self.entries = {lang: {key: form for domain in domains.values() for key, form in domain.items()}
+                        for lang, domains in languages.items()}
+
+    def form(self, lang: str, key: str) -> Form:
+        """`key` in `lang`, or in English where `lang` lacks it; KeyError for an id English lacks."""
+        source = self.entries[SOURCE][key]
+        return self.entries.get(lang, {}).get(key, source)
+
+    def render(self, lang: str, key: str, **fields: Any) -> str:
+        """The sentence `key` in `lang` with its fields; KeyError for an unknown id."""
+        form = self.form(lang, key)
+        values = {name: self._rendered(lang, value) for name, value in fields.items()}
+        if isinstance(form, tuple):
+            form = form[0] if values["count"] == 1 else form[1]
+        return form.format(**values)
+
+    def _rendered(self, lang: str, value: Any) -> Any:
+        if isinstance(value, Said):
+            return self.render(lang, value.key, **value.fields)
+        if isinstance(value, list):
+            return self.render(lang, "list_sep").join(str(self._rendered(lang, item)) for item in value)
+        return value
+
+
+def read_catalog(root: Traversable) -> Catalog:
+    """The catalog in `root`: a folder per language (en/ first, the others by name), a file per
+    domain in each."""
+    folders = sorted((folder for folder in root.iterdir()
+                      if folder.is_dir() and any(f.name.endswith(".toml") for f in folder.iterdir())),
+                     key=lambda folder: (folder.name != SOURCE, folder.name))
+    return Catalog({folder.name: {file.name.removesuffix(".toml"): read_domain(file)
+                                  for file in sorted(folder.iterdir(), key=lambda f: f.name)
+                                  if file.name.endswith(".toml")}
+                    for folder in folders})
+
+
+SHIPPED = read_catalog(files(__name__))
+LANGUAGES = SHIPPED.languages  # (EN, ZH)
+CATALOG: Domain = SHIPPED.entries[SOURCE]  # every id, in English
 
 
 @dataclass(frozen=True)
@@ -73,28 +118,16 @@ def said(key: str, **fields: Any) -> Said:
 
 
 def language_of(tag: str | None) -> str:
-    """EN or ZH for a language tag or locale ("zh-CN", "zh_CN.UTF-8", "zh", "en-US", "C", None):
-    any "zh" reads Chinese (Simplified), everything else English."""
-    return ZH if (tag or "").strip().lower().startswith("zh") else EN
+    """A catalog language for a language tag or locale ("zh-CN", "zh_CN.UTF-8", "zh", "en-US", "C",
+    None): its language if the catalog has it (any "zh" reads Simplified Chinese), else English."""
+    primary = re.split(r"[-_.@]", (tag or "").strip().lower())[0]
+    return primary if primary in LANGUAGES else EN
 
 
 def render(lang: str, key: str, **fields: Any) -> str:
-    """The sentence `key` in `lang` (EN or ZH) with its fields; KeyError for an unknown id."""
-    english, chinese = CATALOG[key]
-    values = {name: _rendered(lang, value) for name, value in fields.items()}
-    if lang == ZH:
-        return chinese.format(**values)
-    if isinstance(english, tuple):
-        english = english[0] if values["count"] == 1 else english[1]
-    return english.format(**values)
-
-
-def _rendered(lang: str, value: Any) -> Any:
-    if isinstance(value, Said):
-        return value.render(lang)
-    if isinstance(value, list):
-        return render(lang, "list_sep").join(str(_rendered(lang, item)) for item in value)
-    return value
+    """The sentence `key` in `lang` (EN, ZH; English where `lang` lacks it) with its fields;
+    KeyError for an unknown id."""
+    return SHIPPED.render(lang, key, **fields)
 
 
 def fields_of(text: str) -> set[str]:
@@ -104,12 +137,16 @@ def fields_of(text: str) -> set[str]:
 
 
 def forms_of(key: str) -> list[str]:
-    """Every form of entry `key`: its English (one or two) and its Chinese."""
-    english, chinese = CATALOG[key]
-    return [*(english if isinstance(english, tuple) else (english,)), chinese]
+    """Every form of entry `key` in every shipped language that has it, English's first."""
+    return [form for lang in LANGUAGES if key in SHIPPED.entries[lang]
+            for form in _forms(SHIPPED.entries[lang][key])]
+
+
+def _forms(form: Form) -> tuple[str, ...]:
+    return form if isinstance(form, tuple) else (form,)
 
 
 def field_names(key: str) -> set[str]:
     """The fields entry `key` takes: those of any of its forms, and `count` where English has two."""
     names = set().union(*(fields_of(form) for form in forms_of(key)))
-    return names | {"count"} if isinstance(CATALOG[key][0], tuple) else names
+    return names | {"count"} if isinstance(CATALOG[key], tuple) else names

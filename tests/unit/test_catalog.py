@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import ast
 import re
+import shutil
+from importlib.resources import files
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-from glm1m.catalog import CATALOG, EN, TABLE, ZH, Said, field_names, fields_of, forms_of, language_of, render
+from glm1m.catalog import (CATALOG, EN, LANGUAGES, SHIPPED, ZH, Said, field_names, fields_of, forms_of,
+                           language_of, read_catalog, render)
 from glm1m.documents.pages import Kind
 from glm1m.errors import DocumentError
 from glm1m.progress import Progress, Stage
@@ -23,22 +26,51 @@ NAMING_CALLS = {"t": 1, "render": 1, "said": 0, "Said": 0}  # function -> the po
 
 
 def test_every_id_has_both_languages_with_the_same_fields() -> None:
-    for key, (english, chinese) in CATALOG.items():
+    for key, english in CATALOG.items():
         forms = forms_of(key)
         assert all(forms), f"{key} lacks a language"
         if isinstance(english, tuple):
             assert len(english) == 2 and english[0] != english[1], f"{key}: (one, other)"
         # Every form takes the same fields; `count` (which picks the English form) may go unsaid.
         assert len({frozenset(fields_of(form) - {"count"}) for form in forms}) == 1, key
+        chinese = SHIPPED.entries[ZH][key]
+        assert isinstance(chinese, str), key  # Chinese has one form
         if re.search(r"[A-Za-z]{2}", re.sub(r"\{[^{}]*\}", "", forms[0])):  # words, not ", " or fields
             assert CHINESE.search(chinese), f"{key} is not Chinese"
 
 
-def test_an_id_lives_in_one_table() -> None:
-    assert sum(len(table) for table in TABLE.values()) == len(CATALOG)  # no id in two of them
-    for name, table in TABLE.items():  # each entry whole: en (one, or one and other) and zh
-        for key, (english, chinese) in table.items():
-            assert isinstance(chinese, str) and (isinstance(english, str) or len(english) == 2), (name, key)
+def test_each_shipped_language_has_every_id_in_the_same_domain() -> None:
+    """A shipped language is whole (a partial one falls back to English, but none ships so) and
+    keeps each id in the domain English keeps it in, so an id is found at the same place in every
+    language; an id is in one domain only."""
+    assert LANGUAGES == (EN, ZH)
+    english = SHIPPED.domains[EN]
+    assert sum(len(domain) for domain in english.values()) == len(CATALOG)  # no id in two of them
+    for lang in LANGUAGES:
+        domains = SHIPPED.domains[lang]
+        assert sorted(domains) == sorted(english), lang
+        for name, domain in english.items():
+            assert sorted(domains[name]) == sorted(domain), (lang, name)
+            for key, form in domains[name].items():  # one sentence, or (one, other)
+                assert isinstance(form, str) or len(form) == 2, (lang, name, key)
+
+
+def test_a_partial_language_says_what_it_lacks_in_english(tmp_path: Path) -> None:
+    """Adding a language is adding its folder; a file that gives only some ids works already, the
+    others said in English, entry by entry."""
+    shutil.copytree(Path(str(files("glm1m.catalog").joinpath(EN))), tmp_path / EN)
+    (tmp_path / "fr").mkdir()
+    (tmp_path / "fr" / "documents.toml").write_text(
+        'pages = ["{count:,} page", "{count:,} pages"]\n'
+        'doc_stopped = "Lecture de **{name}** arrêtée après {seconds}."\n', encoding="utf-8")
+    catalog = read_catalog(tmp_path)
+    assert catalog.languages == (EN, "fr")
+    assert (catalog.render("fr", "doc_stopped", name="a.pdf", seconds="3 s")
+            == "Lecture de **a.pdf** arrêtée après 3 s.")
+    assert catalog.render("fr", "doc_chosen", name="a.pdf", budget="b", strategy="whole") == render(
+        EN, "doc_chosen", name="a.pdf", budget="b", strategy="whole")  # not in fr: English
+    assert [catalog.render("fr", "pages", count=n) for n in (1, 2)] == ["1 page", "2 pages"]
+    assert catalog.render(ZH, "pages", count=2) == "2 pages"  # a language it lacks: English
 
 
 def test_one_fact_has_one_id() -> None:
@@ -48,7 +80,8 @@ def test_one_fact_has_one_id() -> None:
     "document") may differ in Chinese by where it stands, and keeps an id per place."""
     by_english: dict[str, list[str]] = {}
     by_both: dict[tuple[str, str], list[str]] = {}
-    for key, (english, chinese) in CATALOG.items():
+    for key, english in CATALOG.items():
+        chinese = SHIPPED.entries[ZH][key]
         one = english if isinstance(english, str) else " | ".join(english)
         if len(re.findall(r"[A-Za-z]+", re.sub(r"\{[^{}]*\}", "", one))) >= 3:
             by_english.setdefault(one, []).append(key)
