@@ -18,6 +18,7 @@ from glm1m.documents.budget import Budget, Strategy, measure
 from glm1m.documents.lookup import Limits, OnLookup, look_up, nothing
 from glm1m.documents.mapreduce import MapReduce, ask_map_reduce, system
 from glm1m.documents.pages import DocumentText, Kind
+from glm1m.documents.prompt import Prompt, asked, members
 from glm1m.documents.prompt_ids import KeptIds, prompt_ids
 from glm1m.documents.sets import DocumentSet, is_set, set_prompt
 from glm1m.errors import ContextTooLong, DocumentError
@@ -26,7 +27,7 @@ from glm1m.progress import OnProgress, ignore
 from glm1m.settings import Settings
 
 __all__ = ["SET_SUMMARY_REQUEST", "SUMMARY_REQUEST", "MapReduce", "OpenDocument", "answer",
-           "open_document", "open_set", "plan_of", "whole_prompt", "with_strategy"]
+           "document_prompt", "open_document", "open_set", "plan_of", "whole_prompt", "with_strategy"]
 
 SUMMARY_REQUEST = ("Summarise the whole document: its purpose, its main points in order, and "
                    "anything a reader must not miss.")
@@ -88,11 +89,11 @@ async def answer(doc: OpenDocument, question: str, llm: Llm, params: ChatParams,
     answer is shortened to the room the document and the question leave, as a chat turn is."""
     try:
         if doc.strategy is Strategy.WHOLE:
-            prompt = whole_prompt(doc.text, question)
-            ids = await prompt_ids(llm, prompt, question, doc.ids)  # None: as chat (prompt_ids.py)
+            prompt = document_prompt(doc.text, question)
+            ids = await prompt_ids(llm, prompt, doc.ids)  # None: as chat (prompt_ids.py)
             params = await fit_whole(doc, question, llm, replace(params, session=document_key(doc)),
                                      len(ids.ids) if ids else None)
-            pieces = ids.stream(params) if ids else llm.stream_chat(prompt, params)
+            pieces = ids.stream(params) if ids else llm.stream_chat(prompt.messages, params)
         elif doc.strategy is Strategy.LOOK_UP:
             pieces = look_up(doc.text, question, llm, params, doc.limits, on_lookup)
         else:
@@ -136,10 +137,15 @@ def chars_per_token(budget: Budget) -> float:
 
 
 def whole_prompt(text: DocumentText, question: str, kind: Kind | None = None) -> list[Message]:
+    """document_prompt's messages, as a chat request sends them."""
+    return document_prompt(text, question, kind).messages
+
+
+def document_prompt(text: DocumentText, question: str, kind: Kind | None = None) -> Prompt:
     """Document first, question last: follow-ups share the prefix byte for byte. `kind`: the
     document's (when `text` holds none of it, to measure the frame). A set's: sets.set_prompt."""
     if is_set(text, kind):
         return set_prompt(text, question)
-    return [{"role": "system", "content": system(kind or text.kind)},
-            {"role": "user", "content": f"<document name=\"{text.name}\">\n{text.marked_text()}\n"
-                                        f"</document>\n\nQuestion: {question}"}]
+    return Prompt(system(kind or text.kind),
+                  f"<document name=\"{text.name}\">\n{text.marked_text()}\n</document>\n\n",
+                  asked(question), members(text) if text.pages else ())

@@ -22,11 +22,11 @@ import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any
-from xml.sax.saxutils import unescape
 
 from glm1m.catalog import EN, Said, render, said
 from glm1m.chat import close_now
-from glm1m.documents.pages import DocumentText, Page
+from glm1m.documents.pages import LOCATION_PATTERN, DocumentText, Page, asked_location
+from glm1m.documents.prompt import Prompt, asked, members
 from glm1m.llm import ChatParams, CutAtLimit, Llm
 from glm1m.progress import unit_said
 from glm1m.tool_calls import ToolCall
@@ -116,31 +116,19 @@ class Lines(Said):
 def listed(text: DocumentText) -> Said:
     """`contents` in either language: "- A a.md: 3 sections (A § 1–3)"; "- A a.md：3 节（A § 1–3）"."""
     lines = []
-    for label, name, pages in members(text):
+    for member in members(text):
+        pages = member.pages
         first, last = pages[0], pages[-1]
-        mark = f"{label} " if label else ""
-        lines.append(said("lookup_member", mark=mark, name=name, count=len(pages),
+        mark = f"{member.label} " if member.label else ""
+        lines.append(said("lookup_member", mark=mark, name=member.name, count=len(pages),
                           unit=unit_said(first.kind.unit, len(pages)),
                           span=first.kind.span(first.number, last.number)))
     return Lines("lookup_lines", {"lines": lines})
 
 
-def members(text: DocumentText) -> list[tuple[str, str, list[Page]]]:
-    """(letter, name, locations) of each document in `text`: one with no letter for a lone one."""
-    if not text.pages or not text.pages[0].doc:
-        return [("", text.name, list(text.pages) or [Page(1, "")])]
-    found: dict[str, list[Page]] = {}
-    for page in text.pages:
-        found.setdefault(page.doc, []).append(page)
-    heads = "".join(page.head for page in text.pages)  # sets.labelled's: name=quoteattr(name)
-    named = {label: unescape(quoted[1:-1], {"&quot;": '"'})
-             for label, quoted in re.findall(r'<document label="([A-Z]+)" name=("[^"]*"|\'[^\']*\')>', heads)}
-    return [(label, named.get(label, label), pages) for label, pages in found.items()]
-
-
-def prompt(text: DocumentText, question: str) -> list[dict[str, Any]]:
-    return [{"role": "system", "content": SYSTEM},
-            {"role": "user", "content": f"Documents:\n{contents(text)}\n\nQuestion: {question}"}]
+def prompt(text: DocumentText, question: str) -> Prompt:
+    """The contents first (not the text: the model looks it up), the question last."""
+    return Prompt(SYSTEM, f"Documents:\n{contents(text)}\n\n", asked(question), members(text))
 
 
 def plain(page: Page) -> Page:
@@ -186,24 +174,13 @@ def pairs(terms: list[str]) -> list[str]:
                               for i in range(len(run) - 1)))
 
 
-# "B p. 12", "[B p. 12]", "B p.12", "B §3", "A, page 3", "p. 3", "3", "pp. 3-4" (its first), "第3页":
-# the letter is a capital (a lone "p 3" is a page, not document P), the rest any case.
-LOCATION = re.compile(r"(?:([A-Z]{1,2})\s*[,:]?\s*)?(?i:(?:pp?\.?|pages?|§{1,2}|sections?)\s*)?(\d+)"
-                      r"(?:\s*[-–]\s*\d+)?")
-
-
-def location_of(written: str) -> re.Match[str] | None:
-    plain_ = re.sub(r"第\s*(\d+)\s*[页节]", r"\1", written).strip().strip("[]().。 ")
-    return LOCATION.fullmatch(plain_)
-
-
 def read(text: DocumentText, location: str, limits: Limits) -> Lookup:
     """One location whole (cut at limits.chars), by its marker; a sentence when there is none."""
-    match = location_of(location)
-    labels = [label for label, _, _ in members(text)]
-    if match is None:
+    named = asked_location(location)
+    labels = [member.label for member in members(text)]
+    if named is None:
         return noted(READ, location, said("lookup_not_location", location=location, example=example(text)))
-    label, number = match.group(1) or "", int(match.group(2))
+    label, number = named
     if not label and len(labels) > 1:
         return noted(READ, location, said("lookup_which", labels=", ".join(labels), example=example(text)))
     label = label if len(labels) > 1 else labels[0]
@@ -243,10 +220,10 @@ def first_call(text: DocumentText) -> str:
     structured outputs (xgrammar) take it: `\\n` written out, as xgrammar refuses a newline in a
     character class; no control character in the words (JSON refuses a raw tab: the parser would
     give the call back as text)."""
-    labels = "|".join(label for label, _, _ in members(text) if label)
+    labels = "|".join(member.label for member in members(text) if member.label)
     letter = f"(({labels}) )?" if labels else ""
     return (FIND + r'\n\{"words": "[^"\\\x00-\x1f]{1,80}"\}|' +
-            READ + r'\n\{"location": "' + letter + r'(p\. |§ )?[0-9]{1,4}"\}')
+            READ + r'\n\{"location": "' + letter + LOCATION_PATTERN + r'"\}')
 
 
 def first_turn(text: DocumentText, params: ChatParams) -> ChatParams:
@@ -259,7 +236,7 @@ async def look_up(text: DocumentText, question: str, llm: Llm, params: ChatParam
                   on_lookup: OnLookup = nothing) -> AsyncIterator[str]:
     """Stream the answer the model gives after looking up what it needs in `text`, telling
     `on_lookup` each lookup once carried out. Closing this closes the model's stream."""
-    messages = prompt(text, question)
+    messages: list[dict[str, Any]] = list(prompt(text, question).messages)
     one_shot = replace(params, one_shot=True)
     done = 0
     while True:

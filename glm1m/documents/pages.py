@@ -1,5 +1,6 @@
 """A document's text in numbered locations, and the one place that knows the location formats: the
-marker put before each location, the citation the model writes back, the prompts' "how to cite"
+marker put before each location, the citation the model writes back, the location it asks to read
+while it looks things up (and the form its first call is held to), the prompts' "how to cite"
 words and the label shown beside an answer.
 
 Two kinds of location. Paged formats (PDF, XPS) have pages a viewer numbers: "[p. 12]". Reflowing
@@ -30,8 +31,7 @@ from enum import Enum
 from glm1m.catalog import EN, render, said
 
 MAX_RANGE_PAGES = 5  # a cited range opens at most this many locations beside the answer
-# A marker as marked() writes it (either kind, with a set's letter or none), to map offsets to places.
-MARK_LINE = re.compile(r"\[(?:([A-Z]+) )?(?:p\.|§) (\d+)\]\n")
+PAGE_SEPARATOR = "\n\n"  # between two locations' marked text (marked_text)
 # Places of one set's document apart: more than any document's locations (a 1M-token document
 # has some thousands), so a place names its document and its location at once.
 PLACE_STRIDE = 1_000_000
@@ -97,6 +97,23 @@ SECTION_NUMBER = re.compile(r"§+\s*(\d+)(?:\s*[-–]\s*§*\s*(\d+))?")
 # A set's citation: the document's letter, then a page's or a section's citation without its "[":
 # [B p. 12], [B, p. 12-13], [C § 3], [C §§ 3–4].
 SET_CITATION = re.compile(r"\[([A-Z]{1,2})[,:]?\s*(p\.|§)([^\]\n]{0,160})\]")
+
+# A location as a model names it asking to read one (lookup.py's read_location): "B p. 12",
+# "[B p. 12]", "B p.12", "B §3", "A, page 3", "p. 3", "3", "pp. 3-4" (its first), "第3页": the
+# letter is a capital (a lone "p 3" is a page, not document P), the rest any case.
+ASKED_LOCATION = re.compile(r"(?:([A-Z]{1,2})\s*[,:]?\s*)?(?i:(?:pp?\.?|pages?|§{1,2}|sections?)\s*)?"
+                            r"(\d+)(?:\s*[-–]\s*\d+)?")
+CHINESE_LOCATION = re.compile(r"第\s*(\d+)\s*[页节]")
+# A location as structured outputs hold the first lookup's call to it (lookup.first_call), after
+# the document's letter: a marker's form without its brackets, "p. 12" or "§ 3" or the number.
+LOCATION_PATTERN = r"(p\. |§ )?[0-9]{1,4}"
+
+
+def asked_location(written: str) -> tuple[str, int] | None:
+    """(the document's letter or "", the location's number) a model's `written` names; None
+    when it names none."""
+    found = ASKED_LOCATION.fullmatch(CHINESE_LOCATION.sub(r"\1", written).strip().strip("[]().。 "))
+    return (found.group(1) or "", int(found.group(2))) if found else None
 
 
 def letter(index: int) -> str:
@@ -172,6 +189,9 @@ class DocumentText:
     # A damaged PDF whose list of pages was lost: its pages were found one by one, and are in
     # the order the file stores them, which may not be the order they were printed in.
     pages_found: bool = False
+    # A set's text (sets.DocumentSet.text): its documents' names, in letter order, so nothing
+    # reads them back out of the blocks' headers; () for a lone document.
+    names: tuple[str, ...] = ()
 
     @property
     def kind(self) -> Kind:
@@ -195,7 +215,7 @@ class DocumentText:
 
     def marked_text(self) -> str:
         """The document with a marker before each location, the markers the model cites."""
-        return "\n\n".join(page.marked() for page in self.pages)
+        return PAGE_SEPARATOR.join(page.marked() for page in self.pages)
 
     def cited(self, answer: str) -> list[Page]:
         """The locations an answer cites, in order of first citation."""
@@ -228,9 +248,15 @@ def lost_note(text: DocumentText, lang: str = EN) -> str | None:
     return render(lang, "doc_lost_note", what=what, again=said("doc_lost_again"))
 
 
-def page_marks(text: str) -> list[tuple[int, int]]:
-    """(offset, location number) of every marker in marked text, in order; a set's, its place."""
-    return [(m.start(), place(m.group(1) or "", int(m.group(2)))) for m in MARK_LINE.finditer(text)]
+def page_marks(text: DocumentText) -> list[tuple[int, int]]:
+    """(offset, location number) of every marker in text.marked_text(), in order; a set's, its
+    place. Counted as marked_text writes them, never searched for: a page's own text may hold
+    something that reads like a marker."""
+    marks, at = [], 0
+    for page in text.pages:
+        marks.append((at + len(page.head), page.place))
+        at += len(page.marked()) + len(PAGE_SEPARATOR)
+    return marks
 
 
 def cited_pages(answer: str, page_count: int, kind: Kind = Kind.PAGE) -> list[int]:

@@ -9,8 +9,9 @@ with the open document, and on the shelf for one opened from it (the CLI's secon
 next chat), keyed by the served model and a digest of that part's text (the system prompt and the
 document's name are in it).
 
-A prompt is the document's part (everything before "Question: …", the template's opening
-included) and the question's. The question's ids are those of a small frame, the prompt's system
+A prompt is the document's part (everything before the question's, the template's opening
+included) and the question's, as its builder returned them (prompt.py's `Prompt`), never found
+again in the rendered text. The question's ids are those of a small frame, the prompt's system
 message and the document part's last line, asked with and without the question: what the one
 adds to the other, checked to begin with the other's ids, is what the question adds to the
 document. Anything that does not add up, or a server whose /tokenize takes no chat, sends the
@@ -26,6 +27,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from glm1m.documents.prompt import Prompt
 from glm1m.errors import UserFacingError
 from glm1m.llm import ChatParams, Llm, Message
 from glm1m.settings import Settings
@@ -33,7 +35,6 @@ from glm1m.settings import Settings
 if TYPE_CHECKING:  # shelf.py imports store.py, which imports answer.py, which imports this
     from glm1m.documents.shelf import Shelf, ShelfKey
 
-QUESTION = "Question: "  # what a whole-document prompt's user message ends with, before the question
 ID_TYPE = "I"  # vocabularies are far below 2**32 (GLM-4's: 151,552): 4 bytes an id, in memory and on disk
 
 
@@ -115,22 +116,19 @@ class PromptIds:
         return self.llm.stream_chat(self.messages, params, self.ids)
 
 
-async def prompt_ids(llm: Llm, messages: list[Message], question: str, kept: KeptIds
-                     ) -> PromptIds | None:
-    """`messages` (a whole-document prompt, [system, user] ending in "Question: {question}") as
-    the server's token ids, the document part's from `kept` or else tokenized and kept there.
-    None when they cannot be had or do not add up: send the messages as chat."""
-    system, user = messages if len(messages) == 2 else (None, None)
-    if not isinstance(llm, TakesIds) or system is None or user is None \
-            or not user["content"].endswith(QUESTION + question):
+async def prompt_ids(llm: Llm, prompt: Prompt, kept: KeptIds) -> PromptIds | None:
+    """`prompt` (a whole-document prompt, as its builder made it) as the server's token ids, the
+    document part's from `kept` or else tokenized and kept there. None when they cannot be had or
+    do not add up: send its messages as chat."""
+    if not isinstance(llm, TakesIds):
         return None
-    part = user["content"][:len(user["content"]) - len(QUESTION + question)]
-    frame = part[part.rstrip("\n").rfind("\n") + 1:]  # "</document>\n\n"
+    system: Message = {"role": "system", "content": prompt.system}
+    part, frame = prompt.document_part, prompt.last_line  # frame: "</document>\n\n"
     from glm1m.documents.shelf import count_key  # here: see the import of Shelf above
     try:
         served = count_key(llm.settings.model, await llm.max_model_len())
-        name = hashlib.sha256("\0".join((served, system["content"], part)).encode()).hexdigest()[:32]
-        asked = await tokenized(llm, [system, {"role": "user", "content": frame + QUESTION + question}])
+        name = hashlib.sha256("\0".join((served, prompt.system, part)).encode()).hexdigest()[:32]
+        asked = await tokenized(llm, [system, {"role": "user", "content": frame + prompt.question_part}])
         prefix = await kept.find(name)
         if prefix is None:
             prefix = Prefix(await tokenized(llm, [system, {"role": "user", "content": part}], False),
@@ -143,7 +141,7 @@ async def prompt_ids(llm: Llm, messages: list[Message], question: str, kept: Kep
         return None
     if asked[:len(prefix.frame)] != prefix.frame:
         return None  # the question's first token would merge with the document's last
-    return PromptIds(llm, messages, prefix.document + asked[len(prefix.frame):])
+    return PromptIds(llm, prompt.messages, prefix.document + asked[len(prefix.frame):])
 
 
 async def appended_ids(llm: Llm, shared: list[Message], tail: list[Message], kept: KeptIds

@@ -26,7 +26,7 @@ from xml.sax.saxutils import quoteattr
 
 from glm1m.catalog import render, said
 from glm1m.documents.pages import DocumentText, Kind, Page, index_of, letter
-from glm1m.llm import Message
+from glm1m.documents.prompt import Prompt, asked, members
 
 # The same for every set (the prefix cache): it says how documents are labelled, and each block's
 # header says which letter is which file.
@@ -99,7 +99,7 @@ class DocumentSet:
             return self.documents[0]
         pages = tuple(page for label, doc in zip(self.labels, self.documents, strict=True)
                       for page in labelled(label, doc))
-        return DocumentText(self.name, pages, len(pages))
+        return DocumentText(self.name, pages, len(pages), names=tuple(doc.name for doc in self.documents))
 
     def cited(self, answer: str) -> list[Cited]:
         """The locations an answer cites, each with its document, in order of first citation."""
@@ -122,14 +122,13 @@ def labelled(label: str, doc: DocumentText) -> list[Page]:
     return [replace(page, doc=label) for page in pages]
 
 
-def set_prompt(text: DocumentText, question: str) -> list[Message]:
+def set_prompt(text: DocumentText, question: str) -> Prompt:
     """The blocks first, question last: a follow-up, or a set with a document more, shares the
     prefix byte for byte. `text`: a set's text (DocumentSet.text), or one without locations to
     measure the frame."""
     blocks = text.marked_text()
-    return [{"role": "system", "content": SET_SYSTEM},
-            {"role": "user", "content": f"{blocks}\n\nQuestion: {question}" if blocks else
-                                        f"Question: {question}"}]
+    return Prompt(SET_SYSTEM, f"{blocks}\n\n" if blocks else "", asked(question),
+                  members(text) if text.pages else ())
 
 
 def is_set(text: DocumentText, kind: Kind | None = None) -> bool:

@@ -42,7 +42,7 @@ def test_page_citations_are_unchanged_and_ignore_sections() -> None:
 def test_markers_labels_and_locations_follow_the_kind() -> None:
     doc = guide()
     assert doc.marked_text().startswith("[§ 1]\nInstallation\n\nRun it.\n\n[§ 2]\nConfiguration")
-    assert [n for _, n in page_marks(doc.marked_text())] == [1, 2, 3]
+    assert [n for _, n in page_marks(doc)] == [1, 2, 3]
     assert [(p.label, p.location) for p in doc.pages][2] == ("§ 3", "§ 3 · Configuration · ¶ 3")
     assert (Page(7, "x").label, Page(7, "x").location, Page(7, "x").marked()) == ("p. 7", "p. 7", "[p. 7]\nx")
 

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from glm1m.documents.pages import MAX_RANGE_PAGES, DocumentText, Page, cited_pages, page_marks
-from glm1m.documents.split import MIN_CHUNK_CHARS, Chunk, page_at, split
+from glm1m.documents.split import MIN_CHUNK_CHARS, Chunk, page_at, resplit, split
 
 
 def document(pages: list[str], name: str = "doc.pdf") -> DocumentText:
@@ -32,8 +32,8 @@ def test_marked_text_puts_a_marker_before_every_page_and_keeps_empty_pages() -> 
     doc = document(["first", "", "third"])
     text = doc.marked_text()
     assert text == "[p. 1]\nfirst\n\n[p. 2]\n\n\n[p. 3]\nthird"
-    assert [number for _, number in page_marks(text)] == [1, 2, 3]
-    assert [text[offset:offset + 6] for offset, _ in page_marks(text)] == ["[p. 1]", "[p. 2]", "[p. 3]"]
+    assert [number for _, number in page_marks(doc)] == [1, 2, 3]
+    assert [text[offset:offset + 6] for offset, _ in page_marks(doc)] == ["[p. 1]", "[p. 2]", "[p. 3]"]
 
 
 def test_page_at_is_the_last_marker_at_or_before_the_offset() -> None:
@@ -60,7 +60,7 @@ def test_chunks_cover_the_text_in_order_losing_only_whitespace() -> None:
 def test_each_chunk_knows_the_pages_it_covers() -> None:
     doc = document([english(p, sentences=3 * p) for p in range(1, 7)])
     text = doc.marked_text()
-    marks = page_marks(text)
+    marks = page_marks(doc)
     chunks = split(doc, 300)
     for chunk, start in zip(chunks, offsets(text, chunks), strict=True):
         inside = [n for offset, n in marks if start <= offset < start + len(chunk.text)]
@@ -115,3 +115,17 @@ def test_a_long_cited_range_is_capped() -> None:
     assert pages[0] == 2 and pages == list(range(2, 2 + len(pages)))
     # A handful of pages, not 399. (MAX_RANGE_PAGES says 5; the range opens 6: first + 5, inclusive.)
     assert len(pages) <= MAX_RANGE_PAGES + 1
+
+
+def test_markers_are_counted_where_they_were_written_never_searched_for() -> None:
+    """A page whose own text quotes a marker ("[p. 9]" on a line of its own) stays one page: the
+    offsets come from the pages, and a chunk cut again keeps them (Chunk.marks)."""
+    doc = document([f"See the index:\n[p. 9]\nfor more. {english(1)}", english(2), english(3)])
+    assert [n for _, n in page_marks(doc)] == [1, 2, 3]
+    chunks = split(doc, 5_000)
+    assert [(c.first_page, c.last_page) for c in chunks] == [(1, 3)]
+    pieces = resplit(chunks[0], 300)
+    assert {c.first_page for c in pieces} | {c.last_page for c in pieces} == {1, 2, 3}
+    for piece in pieces:
+        said = [int(n) for n in re.findall(r"of page (\d+)\.", piece.text)]
+        assert not said or (said[0], said[-1]) == (piece.first_page, piece.last_page)
