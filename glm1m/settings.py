@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,15 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from glm1m.catalog import Said, said
 from glm1m.errors import SettingsError
+
+
+def one_of(*values: str) -> dict[str, Any]:
+    """A text field's allowed values, as Field takes them: the pattern pydantic checks, and the
+    values themselves (json_schema_extra), which the sentence saying what it expects lists."""
+    return {"pattern": f"^({'|'.join(values)})$", "json_schema_extra": {CHOICES: list(values)}}
+
+
+CHOICES = "choices"  # one_of's key in a field's json_schema_extra
 
 
 class Settings(BaseSettings):
@@ -31,7 +39,7 @@ class Settings(BaseSettings):
         "/health", description="what is polled while a long prompt is read: /readiness behind "
                                "vLLM's router (its /health fails while any one server is down)")
     router_policy: str = Field(
-        "sticky_least_loaded", pattern="^(sticky_least_loaded|cache_aware)$",
+        "sticky_least_loaded", **one_of("sticky_least_loaded", "cache_aware"),
         description="how `glm1m router` (and --replicas) picks a server: sticky_least_loaded by "
                     "X-Session-ID (glm1m's client sends one, the router's front adds one for other "
                     "clients), cache_aware by the prompt's prefix (docs/serving.md, \"Several "
@@ -77,7 +85,7 @@ class Settings(BaseSettings):
     lookup_chars: int = Field(6000, ge=200, description="characters one lookup gives back (look-up)")
     pdf_max_mb: float = Field(200.0, gt=0, description="largest PDF accepted, in MB")
     pdf_max_pages: int = Field(5000, ge=1, description="most pages accepted in one PDF")
-    ocr: str = Field("auto", pattern="^(auto|always|never)$",
+    ocr: str = Field("auto", **one_of("auto", "always", "never"),
                      description="OCR of scanned pages: auto (pages without a text layer), "
                                  "always (every page), never")
     ocr_languages: str = Field("chi_sim+eng", description="Tesseract languages for OCR, joined "
@@ -262,7 +270,6 @@ def _variable(name: str, field: FieldInfo) -> str:
 
 
 KINDS = {int: "kind_int", float: "kind_float", bool: "kind_bool", Path: "kind_path", str: "kind_str"}
-CHOICES = re.compile(r"\^\(([\w|]+)\)\$")  # a pattern that lists the values: ^(auto|always|never)$
 
 
 def _expects(field: FieldInfo) -> Said | str:
@@ -270,6 +277,10 @@ def _expects(field: FieldInfo) -> Said | str:
     kind = said(next((key for t, key in KINDS.items() if _is(field.annotation, t)), "kind_any"))
     low: tuple[str, Any] | None = None
     high: tuple[str, Any] | None = None
+    extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+    if isinstance(choices := extra.get(CHOICES), list) and choices:
+        *first, last = (str(choice) for choice in choices)
+        return said("expect_one_of", first=first, last=last) if first else last
     for rule in field.metadata:
         if isinstance(rule, Ge):
             low = ("bound_ge", rule.ge)
@@ -279,9 +290,6 @@ def _expects(field: FieldInfo) -> Said | str:
             high = ("bound_le", rule.le)
         elif isinstance(rule, Lt):
             high = ("bound_lt", rule.lt)
-        elif (choices := CHOICES.fullmatch(str(getattr(rule, "pattern", None) or ""))) is not None:
-            *first, last = choices.group(1).split("|")
-            return said("expect_one_of", first=first, last=last) if first else last
     if low is not None and high is not None and (low[0], high[0]) == ("bound_ge", "bound_le"):
         return said("expect_range", kind=kind, low=_number(low[1]), high=_number(high[1]))
     bounds = [said(key, n=_number(n)) for key, n in (b for b in (low, high) if b is not None)]

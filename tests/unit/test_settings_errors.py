@@ -76,6 +76,9 @@ def test_good_settings_leave_help_as_it_was(tmp_path: Path) -> None:
     ("GLM1M_OCR_DPI", "9000",
      "must be a whole number from 50 to 600: fix it, or unset it for the default (150)."),
     ("GLM1M_RETRIES", "-1", "must be a whole number of at least 0: fix it, or unset it for the default (2)."),
+    # The values come from the field as values (settings.one_of), not read back out of its pattern.
+    ("GLM1M_OCR", "sometimes",
+     "must be one of auto, always or never: fix it, or unset it for the default (auto)."),
 ])
 def test_the_sentence_says_what_the_variable_expects(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                                                      variable: str, value: str, expects: str) -> None:
