@@ -33,7 +33,7 @@ from glm1m.catalog import Said
 from glm1m.chainlit_app import language_question, leaving, session
 from glm1m.chainlit_app.client import llm
 from glm1m.chainlit_app.grid_flow import named_links
-from glm1m.chainlit_app.i18n import EN, ZH, seconds, t, target_words, unit_words
+from glm1m.chainlit_app.i18n import in_every_language, seconds, t, target_words, unit_words
 from glm1m.chainlit_app.status import AUTHOR, StatusLine, ask_choice, say, says_own_stop
 from glm1m.chainlit_app.table_choice import CHOICE_TIMEOUT_S
 from glm1m.chainlit_app.translation_flow import count_line, done_line, rate, run_translation
@@ -51,7 +51,7 @@ from glm1m.translation.formats import mime_of
 from glm1m.translation.job import checkpoint_path
 from glm1m.translation.written_in import target_for
 
-COMMANDS = {EN: "Translate", ZH: "翻译"}  # the command's id is the name the composer shows
+COMMANDS = in_every_language("doc_page_command_name")  # the command's id is the name the composer shows
 # The core's glossary notes name the file's path on the server and the CLI's --glossary; the page
 # hands the CSV over instead, and says so in its own words.
 GLOSSARY_NOTES = {"doc_tr_glossary_written": "doc_page_glossary_made",

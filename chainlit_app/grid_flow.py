@@ -34,7 +34,7 @@ from glm1m.catalog import said
 from glm1m.chainlit_app import leaving, session
 from glm1m.chainlit_app.client import llm
 from glm1m.chainlit_app.document_flow import user_shelf
-from glm1m.chainlit_app.i18n import EN, ZH, seconds, t
+from glm1m.chainlit_app.i18n import in_every_language, seconds, t
 from glm1m.chainlit_app.status import StatusLine, say, says_own_stop
 from glm1m.chainlit_app.uploads import Upload, UploadedFile, sort_uploads
 from glm1m.documents.formats import ReadOptions
@@ -48,7 +48,7 @@ from glm1m.settings import get_settings
 from glm1m.translation import xlsx
 from glm1m.translation.formats import mime_of
 
-COMMANDS = {EN: "Grid", ZH: "问答表"}  # the command's id is the name the composer shows
+COMMANDS = in_every_language("grid_command_name")  # the command's id is the name the composer shows
 
 
 def commands(lang: str) -> list[CommandDict]:

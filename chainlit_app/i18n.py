@@ -11,10 +11,16 @@ import here, so it is tested without a server.
 
 from __future__ import annotations
 
-from glm1m.catalog import CATALOG as TEXT, EN, ZH, language_of, render as t
+from glm1m.catalog import CATALOG as TEXT, EN, LANGUAGES, ZH, language_of, render as t
 from glm1m.progress import unit_said
 
 __all__ = ["EN", "TEXT", "ZH", "language_of", "t"]  # the catalog's, as the page has named them
+
+
+def in_every_language(key: str) -> dict[str, str]:
+    """Entry `key` (no fields) said in each language of the catalog: a command's name, which is
+    also the id the page gets back when it is chosen, in whichever language the page showed it."""
+    return {lang: t(lang, key) for lang in LANGUAGES}
 
 
 def default_target(lang: str) -> str:

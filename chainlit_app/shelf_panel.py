@@ -24,14 +24,14 @@ from chainlit.types import CommandDict
 from glm1m.chainlit_app import session
 from glm1m.chainlit_app.client import llm
 from glm1m.chainlit_app.document_flow import PageDoor, forget_documents, take_up, user_shelf
-from glm1m.chainlit_app.i18n import EN, ZH, count_of, t
+from glm1m.chainlit_app.i18n import count_of, in_every_language, t
 from glm1m.chainlit_app.status import AUTHOR, say, says_own_stop
 from glm1m.documents.asking import OpenedSet, settle
 from glm1m.documents.sets import DocumentSet
 from glm1m.documents.shelf import AsyncShelf, Entry, NotOnShelf, count_key
 from glm1m.settings import get_settings
 
-COMMANDS = {EN: "Shelf", ZH: "文档架"}  # the command's id is the name the composer shows
+COMMANDS = in_every_language("shelf_command_name")  # the command's id is the name the composer shows
 LISTED_MAX = 20  # shelf documents listed with buttons, latest first: more would bury the chat
 
 

@@ -237,3 +237,14 @@ def test_the_cli_says_progress_in_the_locales_language(
     monkeypatch.chdir(tmp_path)  # no .env of the checkout
     throttled()(Progress(Stage.OCR, 2, 2, unit="pages"))
     assert capsys.readouterr().err == line
+
+
+def test_a_commands_name_is_a_catalog_entry_in_each_language() -> None:
+    """The composer's commands are named from the catalog (the name is also the id the page gets
+    back), so a language added to the catalog names them too."""
+    from glm1m.chainlit_app import document_translation_flow, grid_flow, shelf_panel
+
+    assert shelf_panel.COMMANDS == {EN: "Shelf", ZH: "文档架"}
+    assert grid_flow.COMMANDS == {EN: "Grid", ZH: "问答表"}
+    assert document_translation_flow.COMMANDS == {EN: "Translate", ZH: "翻译"}
+    assert shelf_panel.is_shelf("文档架") and not shelf_panel.is_shelf("Grid")

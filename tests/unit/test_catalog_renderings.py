@@ -37,7 +37,7 @@ def renderings(key: str) -> str:
     said = []
     for lang in (EN, ZH):
         for count in ((1, 2) if "count" in names else (None,)):
-            fields = {name: Field(name) for name in names - {"count"}}
+            fields: dict[str, object] = {name: Field(name) for name in names - {"count"}}
             if count is not None:
                 fields["count"] = count
             said.append(render(lang, key, **fields))
