@@ -42,7 +42,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from glm1m.catalog import EN, Said, said
+from glm1m.catalog import Said, said
 from glm1m.errors import PlanError, StartFailed
 from glm1m.server.flags import kv_extra_config
 from glm1m.server.host_tier import HostTier
@@ -71,9 +71,6 @@ class DiskTier:
         return ["--kv-offloading-size", str(self.cpu_bytes_per_engine // GIB),
                 "--kv-offloading-backend", "native",
                 "--kv-transfer-config", json.dumps(config, separators=(",", ":"))]
-
-    def line(self) -> str:
-        return self.said().render(EN)
 
     def said(self) -> Said:
         if self.user_cpu_gib is not None:
@@ -119,9 +116,6 @@ class Pruned:
     stale_tmp_files: int
     kept_bytes: int
     free_bytes: int  # left on the folder's filesystem after pruning
-
-    def line(self) -> str:
-        return self.said().render(EN)
 
     def said(self) -> Said:
         held = said("disk_held", root=self.root, kept=self.kept_bytes / GIB, cap=self.cap_bytes / GIB)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from glm1m.catalog import Said, said
 from glm1m.server.plan import GIB, Plan
 
 # The OS, the app, vLLM's own processes and page cache keep this much, beside ONE server: on the
@@ -79,10 +80,9 @@ class HostTier:
             kept.append((tokens, gpu, max(gpu, tier)))
         return kept
 
-    def kept_line(self) -> str:
-        sizes = ", ".join(f"{tokens // 1024:,}K tokens {gpu} -> {both}"
-                          for tokens, gpu, both in self.kept_by_size())
-        return f"whole documents kept warm per engine (GPU -> with the tier): {sizes}"
+    def kept_said(self) -> Said:
+        return said("host_kept", sizes=[said("host_kept_size", k=tokens // 1024, gpu=gpu, both=both)
+                                        for tokens, gpu, both in self.kept_by_size()])
 
     def vllm_flags(self) -> list[str]:
         if not self.on:
@@ -90,15 +90,12 @@ class HostTier:
         return ["--kv-offloading-size", str(self.tier_bytes_per_engine // GIB),
                 "--kv-offloading-backend", "native"]
 
-    def line(self) -> str:
+    def said(self) -> Said:
         gpu, both = self.warm_documents
         if not self.on:
-            return (f"host KV tier off: {self.host_bytes / GIB:.0f} GiB of host memory gives each "
-                    f"engine {self.tier_bytes_per_engine / GIB:.0f} GiB, not more than its "
-                    f"{self.gpu_kv_bytes_per_engine / GIB:.0f} GiB GPU KV cache ({MIN_GAIN}x needed), "
-                    f"so it would keep nothing the GPU does not; documents warm per engine: {gpu:.2f}")
-        return (f"host KV tier on: {self.tier_bytes_per_engine / GIB:.0f} GiB per engine; "
-                f"full-length documents warm per engine: {gpu:.2f} on the GPU, {both:.2f} with the tier")
+            return said("host_tier_off", host=self.host_bytes / GIB, tier=self.tier_bytes_per_engine / GIB,
+                        gpu_kv=self.gpu_kv_bytes_per_engine / GIB, gain=MIN_GAIN, gpu=gpu)
+        return said("host_tier_on", tier=self.tier_bytes_per_engine / GIB, gpu=gpu, both=both)
 
 
 def size_tier(plan: Plan, host_bytes: int) -> HostTier:

@@ -8,11 +8,11 @@ gives its KV cache, in whole blocks of BLOCK_SIZE tokens.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
-from glm1m.catalog import EN, Said, said
+from glm1m.catalog import Said, said
 from glm1m.errors import PlanError
 
 GIB = 1024**3
@@ -186,7 +186,7 @@ class Plan:
     kv_budget_bytes_per_gpu: int  # what is left for the KV cache on each GPU (may be negative)
     kv_tokens: int  # KV cache of one engine (replica), in whole blocks
     max_model_len: int
-    why: str = ""
+    why: Said | None = field(default=None, hash=False)  # explain(): why this layout and these dtypes
 
     @property
     def gpus(self) -> int:
@@ -268,8 +268,8 @@ def make_plan(model: ModelShape, gpu: GpuSpec, gpus: int = 1, utilization: float
         raise no_room_error(roomiest)
     if max_model_len is not None:
         raise too_long_error(roomiest, max_model_len)
-    why = (f"nothing holds a {target:,}-token context on {describe_gpus(roomiest)}; "
-           f"{describe_dtypes(roomiest)} give the longest that fits")
+    why = said("plan_why_nothing_holds", target=target, gpus=gpus_said(roomiest),
+               dtypes=dtypes_said(roomiest))
     return replace(roomiest, why=why)
 
 
@@ -304,31 +304,25 @@ def dtype_combos(kv_cache_dtype: KvCacheDtype | None,
     return [(w, kv) for w in weights for kv in kvs]
 
 
-def explain(plan: Plan, combos: list[tuple[Quantization, KvCacheDtype]], layout: Layout = "data") -> str:
+def explain(plan: Plan, combos: list[tuple[Quantization, KvCacheDtype]], layout: Layout = "data") -> Said:
     """Why this layout and these dtypes: what the cheaper-to-run or better-quality option lacked."""
-    holds = f"{describe_dtypes(plan)} hold a {plan.max_model_len:,}-token request"
+    holds = said("plan_holds", dtypes=dtypes_said(plan), tokens=plan.max_model_len)
     if layout == "tensor" and plan.tensor_parallel > 1:
-        return (f"tensor parallel {plan.tensor_parallel} as asked (--layout tensor): one engine over "
-                f"the GPUs, so long prompts prefill faster and each request has more KV room; {holds}")
+        return said("plan_why_tensor_asked", tp=plan.tensor_parallel, holds=holds)
     if plan.tensor_parallel > 1:
         alone = evaluate(plan.model, plan.gpu, 1, 1, plan.utilization, *combos[-1])
-        return (f"one GPU holds at most {alone.kv_tokens:,} tokens even with {describe_dtypes(alone)}; "
-                f"split over tensor parallel {plan.tensor_parallel}, {holds}")
+        return said("plan_why_split", tokens=alone.kv_tokens, dtypes=dtypes_said(alone),
+                    tp=plan.tensor_parallel, holds=holds)
     index = combos.index((plan.quantization or "none", plan.kv_cache_dtype))
     if index == 0:
-        return f"{holds} on one GPU"
+        return said("plan_why_one_gpu", holds=holds)
     before = evaluate(plan.model, plan.gpu, 1, 1, plan.utilization, *combos[index - 1])
-    return (f"{holds} on one GPU; with {describe_dtypes(before)} it would hold only "
-            f"{before.kv_tokens:,} tokens")
+    return said("plan_why_one_gpu_only", holds=holds, dtypes=dtypes_said(before), tokens=before.kv_tokens)
 
 
 def dtypes_said(plan: Plan) -> Said:
     return said("plan_dtypes", weights="fp8" if plan.quantization == "fp8" else "bf16",
                 kv="fp8" if plan.kv_cache_dtype == "fp8" else "bf16")
-
-
-def describe_dtypes(plan: Plan) -> str:
-    return dtypes_said(plan).render(EN)
 
 
 def gpus_said(plan: Plan) -> Said:
@@ -337,10 +331,6 @@ def gpus_said(plan: Plan) -> Said:
     layout = said("plan_tp", tp=plan.tensor_parallel) if plan.tensor_parallel > 1 else ""
     return said("plan_gpus_many", gpus=plan.gpus, gpu=plan.gpu.name, gib=plan.gpu.memory_gib,
                 layout=layout)
-
-
-def describe_gpus(plan: Plan) -> str:
-    return gpus_said(plan).render(EN)
 
 
 def too_long_error(roomiest: Plan, wanted: int) -> PlanError:

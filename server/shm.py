@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from glm1m.catalog import EN, Said, said
+from glm1m.catalog import Said, said
 from glm1m.errors import StartFailed
 from glm1m.server.flags import kv_extra_config, last_value
 from glm1m.server.plan import GIB
@@ -100,9 +100,6 @@ def require_room(need_bytes: int, servers: int = 1, directory: Path | None = Non
 class Removed:
     paths: tuple[Path, ...]
     freed_bytes: int  # the tmpfs pages the files held: memory given back
-
-    def line(self) -> str:
-        return self.said().render(EN)
 
     def said(self) -> Said:
         return said("shm_removed", count=len(self.paths), folder=self.paths[0].parent,

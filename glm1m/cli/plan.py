@@ -7,8 +7,8 @@ import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from glm1m.catalog import said
-from glm1m.cli.output import fail
+from glm1m.catalog import render, said
+from glm1m.cli.output import fail, language
 from glm1m.errors import PlanError
 from glm1m.server.gpus import detect_gpus
 
@@ -30,9 +30,9 @@ from glm1m.server.plan import (
     ModelShape,
     Plan,
     compare_layouts,
-    describe_dtypes,
-    describe_gpus,
+    dtypes_said,
     gpu_from_memory_mib,
+    gpus_said,
     make_plan,
 )
 
@@ -123,81 +123,97 @@ def planned_gpus(args: argparse.Namespace) -> tuple[GpuSpec, int]:
 
 def show(plan: Plan, console: Console, tier: HostTier | None = None,
          disk: DiskTier | None = None) -> None:
-    console.print(plan_table(plan))
-    console.print(f"Why: {plan.why}.")
+    """The plan on stdout in the CLI's language; the vllm serve flags last, as one line."""
+    lang = language()
+    console.print(plan_table(plan, lang))
+    if plan.why is not None:
+        console.print(render(lang, "plan_why", why=plan.why))
     if plan.gpus > 1:
-        console.print(layouts_table(plan))
-        console.print("Data parallel runs independent replicas (more users at once, each with one GPU's KV "
-                      "room; --layout data); tensor parallel splits the weights over the GPUs of one engine "
-                      "(faster long prompts, more KV room per request; --layout tensor).")
+        console.print(layouts_table(plan, lang))
+        console.print(render(lang, "plan_layouts_note"))
     if tier is not None:
-        console.print(f"KV tier in host memory ({tier.host_bytes / GIB:.0f} GiB): {tier.line()}.")
-        console.print(f"{tier.kept_line()}.")
+        console.print(render(lang, "plan_host_tier", gib=tier.host_bytes / GIB, line=tier.said()))
+        console.print(tier.kept_said().render(lang))
     if disk is not None:
-        console.print(f"{disk.line()}.")
-    console.print("vllm serve flags:")
+        console.print(render(lang, "plan_disk_tier", line=disk.said()))
+    console.print(render(lang, "plan_flags"))
     flags = plan.vllm_flags() + (disk.vllm_flags() if disk else tier.vllm_flags() if tier else [])
     print(shlex.join(flags), flush=True)  # plain print: rich would wrap a long line
 
 
-def plan_table(plan: Plan) -> Table:
+def plan_table(plan: Plan, lang: str) -> Table:
     from rich.table import Table
 
-    table = Table(title=f"{plan.model.name} on {describe_gpus(plan)}", show_header=False)
+    table = Table(title=render(lang, "plan_table_title", model=plan.model.name, gpus=gpus_said(plan)),
+                  show_header=False)
     table.add_column(style="bold")
     table.add_column(justify="right")
-    per_gpu = " per GPU" if plan.tensor_parallel > 1 else ""
+    split = plan.tensor_parallel > 1
     kv_per_gpu_token = plan.model.kv_bytes_per_token(plan.kv_cache_dtype, plan.tensor_parallel)
-    table.add_row(f"GPU memory × {plan.utilization:g}", gib(plan.gpu.memory_bytes * plan.utilization))
-    table.add_row(f"weights ({'fp8' if plan.quantization else 'bf16'}){per_gpu}",
-                  gib(plan.weights_bytes_per_gpu))
-    table.add_row("other (activations, CUDA graphs, runtime)", gib(OVERHEAD_BYTES))
-    table.add_row(f"KV cache ({'fp8' if plan.kv_cache_dtype == 'fp8' else 'bf16'}){per_gpu}",
+    table.add_row(render(lang, "plan_row_gpu_memory", utilization=plan.utilization),
+                  gib(plan.gpu.memory_bytes * plan.utilization))
+    table.add_row(render(lang, "plan_row_weights_per_gpu" if split else "plan_row_weights",
+                         dtype="fp8" if plan.quantization else "bf16"), gib(plan.weights_bytes_per_gpu))
+    table.add_row(render(lang, "plan_row_other"), gib(OVERHEAD_BYTES))
+    table.add_row(render(lang, "plan_row_kv_per_gpu" if split else "plan_row_kv",
+                         dtype="fp8" if plan.kv_cache_dtype == "fp8" else "bf16"),
                   gib(max(0, plan.kv_budget_bytes_per_gpu)))
-    table.add_row("KV cache per token", f"{plan.kv_bytes_per_token / KIB:g} KiB"
-                  + (f" ({kv_per_gpu_token / KIB:g} KiB per GPU)" if per_gpu else ""))
-    table.add_row("KV cache tokens per engine", f"{plan.kv_tokens:,}")
-    table.add_row("max model len", f"{plan.max_model_len:,}")
-    table.add_row("full-length requests at once", requests(plan))
-    table.add_row("layout", layout_name(plan))
-    table.add_row("dtypes", describe_dtypes(plan))
+    table.add_row(render(lang, "plan_row_kv_per_token"),
+                  render(lang, "plan_kib_per_gpu", kib=plan.kv_bytes_per_token / KIB,
+                         per_gpu=kv_per_gpu_token / KIB) if split
+                  else f"{plan.kv_bytes_per_token / KIB:g} KiB")
+    table.add_row(render(lang, "plan_row_kv_tokens"), f"{plan.kv_tokens:,}")
+    table.add_row(render(lang, "plan_row_max_len"), f"{plan.max_model_len:,}")
+    table.add_row(render(lang, "plan_row_requests"), requests(plan, lang))
+    table.add_row(render(lang, "plan_layout"), layout_name(plan, lang))
+    table.add_row(render(lang, "plan_row_dtypes"), dtypes_said(plan).render(lang))
     return table
 
 
-def layouts_table(chosen: Plan) -> Table:
+def layouts_table(chosen: Plan, lang: str) -> Table:
     from rich.table import Table
 
-    table = Table(title=f"{chosen.gpus} GPUs split each way, at {chosen.max_model_len:,} tokens "
-                        f"with {describe_dtypes(chosen)}")
-    table.add_column("layout")
-    for name in ("weights\nper GPU", "KV tokens\nper engine", "full-length requests\nper engine", "\nin all"):
-        table.add_column(name, justify="right")
+    table = Table(title=render(lang, "plan_layouts_title", gpus=chosen.gpus, tokens=chosen.max_model_len,
+                               dtypes=dtypes_said(chosen)))
+    table.add_column(render(lang, "plan_layout"))
+    for key in ("plan_col_weights", "plan_col_kv_tokens", "plan_col_requests", "plan_col_in_all"):
+        table.add_column(render(lang, key), justify="right")
     table.add_column("")
     for plan in compare_layouts(chosen):
         ratio = plan.kv_tokens / plan.max_model_len
-        table.add_row(layout_name(plan, short=True), gib(plan.weights_bytes_per_gpu), f"{plan.kv_tokens:,}",
+        table.add_row(short_layout_name(plan), gib(plan.weights_bytes_per_gpu), f"{plan.kv_tokens:,}",
                       f"{plan.requests_per_replica} ({ratio:.2f}x)", str(plan.full_length_requests),
-                      "<- plan" if plan.tensor_parallel == chosen.tensor_parallel else "")
+                      render(lang, "plan_chosen_mark")
+                      if plan.tensor_parallel == chosen.tensor_parallel else "")
     return table
 
 
-def layout_name(plan: Plan, short: bool = False) -> str:
-    dp, tp = ("DP", "TP") if short else ("data parallel", "tensor parallel")
+def layout_name(plan: Plan, lang: str) -> str:
     if plan.gpus == 1:
-        return "one GPU"
+        return render(lang, "plan_layout_one_gpu")
     if plan.tensor_parallel == 1:
-        return f"{dp} {plan.data_parallel}" + ("" if short else " (replicas)")
+        return render(lang, "plan_layout_dp", dp=plan.data_parallel)
     if plan.data_parallel == 1:
-        return f"{tp} {plan.tensor_parallel}"
-    return f"{tp} {plan.tensor_parallel} × {dp} {plan.data_parallel}"
+        return render(lang, "plan_layout_tp", tp=plan.tensor_parallel)
+    return render(lang, "plan_layout_tp_dp", tp=plan.tensor_parallel, dp=plan.data_parallel)
 
 
-def requests(plan: Plan) -> str:
+def short_layout_name(plan: Plan) -> str:
+    """vLLM's abbreviations, the same in every language: "DP 2", "TP 2", "TP 2 × DP 4"."""
+    if plan.tensor_parallel == 1:
+        return f"DP {plan.data_parallel}"
+    if plan.data_parallel == 1:
+        return f"TP {plan.tensor_parallel}"
+    return f"TP {plan.tensor_parallel} × DP {plan.data_parallel}"
+
+
+def requests(plan: Plan, lang: str) -> str:
     # vLLM logs the same ratio as "Maximum concurrency for N tokens per request: R x".
     ratio = plan.kv_tokens / plan.max_model_len
     if plan.data_parallel == 1:
         return f"{plan.full_length_requests} ({ratio:.2f}x)"
-    return f"{plan.full_length_requests} ({plan.requests_per_replica} per replica, {ratio:.2f}x)"
+    return render(lang, "plan_requests_per_replica", requests=plan.full_length_requests,
+                  per_replica=plan.requests_per_replica, ratio=ratio)
 
 
 def gib(n: float) -> str:

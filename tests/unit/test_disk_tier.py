@@ -156,10 +156,10 @@ def test_pruning_removes_the_least_recently_used_blocks_down_to_the_cap(tmp_path
     assert not oldest.exists() and not old.exists()
     assert read_back.exists() and new.exists() and config.exists()
     assert (pruned.removed_files, pruned.removed_bytes, pruned.kept_bytes) == (2, 2 * MIB, 2 * MIB + 2)
-    assert "removed 2 block files" in pruned.line() and "least recently used first" in pruned.line()
+    assert "removed 2 block files" in pruned.said().render(EN) and "least recently used first" in pruned.said().render(EN)
     assert "删除了 2 个块文件" in pruned.said().render("zh")  # glm1m serve under a Chinese locale
     again = prune(tmp_path, cap_bytes=2 * MIB + 100, now=now)
-    assert again.removed_files == 0 and "nothing to prune" in again.line()
+    assert again.removed_files == 0 and "nothing to prune" in again.said().render(EN)
 
 
 def test_pruning_leaves_a_running_writers_tmp_files_and_clears_a_dead_ones(tmp_path: Path) -> None:
@@ -170,7 +170,7 @@ def test_pruning_leaves_a_running_writers_tmp_files_and_clears_a_dead_ones(tmp_p
     pruned = prune(tmp_path, cap_bytes=MIB // 2, now=now)
     assert writing.exists() and not abandoned.exists() and not done.exists()
     assert pruned.stale_tmp_files == 1 and pruned.kept_bytes == MIB  # only blocks are pruned
-    assert "1 .tmp files a stopped server left" in pruned.line()
+    assert "1 .tmp files a stopped server left" in pruned.said().render(EN)
 
 
 def test_serve_prunes_before_the_start_and_says_so(
@@ -190,7 +190,7 @@ def test_a_folder_that_cannot_be_made_is_one_sentence(tmp_path: Path) -> None:
 
 
 def test_a_cap_larger_than_the_disk_is_said(tmp_path: Path) -> None:
-    line = prune(tmp_path, cap_bytes=1 << 60).line()
+    line = prune(tmp_path, cap_bytes=1 << 60).said().render(EN)
     assert "The disk fills before the cap" in line
 
 

@@ -7,6 +7,7 @@ import argparse
 
 import pytest
 
+from glm1m.catalog import EN
 from glm1m.cli import plan as plan_cli
 from glm1m.server.gpus import Gpu
 from glm1m.server.host_tier import PINNED_COST, RESERVED_BYTES, size_tier
@@ -37,7 +38,7 @@ def test_glm1m_plan_counts_whole_documents_of_each_length_kept_warm() -> None:
     assert large.kept_by_size() == [(131_072, 10, 94), (262_144, 5, 47), (524_288, 2, 23), (1_048_576, 1, 11)]
     small = size_tier(make_plan(GLM4_9B_CHAT_1M, GPUS["h200"]), 128 * GIB)
     assert [both for _, _, both in small.kept_by_size()] == [10, 5, 2, 1]  # tier off: the GPU's alone
-    assert "512K tokens 2 -> 23" in large.kept_line()
+    assert "512K tokens 2 -> 23" in large.kept_said().render(EN)
 
 
 def test_the_tier_asked_for_leaves_the_reserve_once_pinned() -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from glm1m.catalog import EN
 from glm1m.cli import plan as plan_cli
 from glm1m.cli.main import run as cli_run
 from glm1m.server.gpus import Gpu
@@ -123,7 +124,7 @@ def test_layout_tensor_puts_one_engine_over_both_gpus() -> None:
     assert plan.vllm_flags()[-2:] == ["--tensor-parallel-size", "2"]
     # vLLM 0.26 reported 3,083,968 KV tokens (2.94x of 1M) for this layout on two H200s.
     assert abs(plan.kv_tokens - 3_083_968) / 3_083_968 < 0.01 and plan.requests_per_replica == 2
-    assert "--layout tensor" in plan.why
+    assert plan.why is not None and "--layout tensor" in plan.why.render(EN)
 
 
 def test_layout_tensor_takes_the_widest_group_the_heads_allow() -> None:
@@ -220,3 +221,19 @@ def test_cli_without_a_gpu_asks_for_one(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setattr(plan_cli, "detect_gpus", lambda: [])
     code, _, err = run_cli(capsys)
     assert code == 2 and "--gpu" in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_plan_is_said_in_the_clis_language(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`glm1m plan` says its table, its reasons and its tiers in the CLI's language (the catalog's
+    serving domain); the flags stay the flags."""
+    monkeypatch.chdir(tmp_path)  # no .env of the checkout
+    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GLM1M_LANG", "zh")
+    code, out, _ = run_cli(capsys, "--gpu", "h200", "--gpus", "2", "--host-mem", "1024")
+    assert code == 0 and "原因：" in out and "数据并行 2（副本）" in out and "主机 KV 层开启" in out
+    assert "vllm serve 参数：" in out and "--data-parallel-size 2" in out and "Why" not in out
+    monkeypatch.setenv("GLM1M_LANG", "en")
+    code, out, _ = run_cli(capsys, "--gpu", "h200")
+    assert code == 0 and "Why: bf16 weights and bf16 KV cache hold a 1,048,576-token request on one GPU." in out

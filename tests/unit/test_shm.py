@@ -160,7 +160,7 @@ def test_a_new_unmapped_region_is_removed_and_what_was_there_before_stays(shm_di
     removed = shm.remove_left_behind(before)
     assert removed.paths == (left,) and not left.exists() and removed.freed_bytes >= MIB
     assert earlier.exists() and all(p.exists() for p in others)
-    assert removed.line() == (f"removed 1 KV region file a killed vLLM left in {shm_dir} "
+    assert removed.said().render(EN) == (f"removed 1 KV region file a killed vLLM left in {shm_dir} "
                               f"(vllm_offload_ours-killed.mmap): 0.0 GiB of memory given back")
 
 
