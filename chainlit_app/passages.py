@@ -14,6 +14,7 @@ from glm1m.chainlit_app.render import without_images
 from glm1m.chat import close_now
 from glm1m.documents.pages import DocumentText, Kind, Page
 from glm1m.documents.sets import DocumentSet
+from glm1m.llm import Piece, text_of
 
 PASSAGE_CHARS = 1500
 DEMO_CITED = 2  # locations the demo's answer cites for the model, which writes noise
@@ -47,16 +48,16 @@ def demo_citations(text: DocumentText) -> str:
     return " ".join(f"[{page.label}]" for page in [p for p in text.pages if p.text.strip()][:DEMO_CITED])
 
 
-async def demo_cited(pieces: AsyncIterator[str], text: DocumentText, lang: str) -> AsyncIterator[str]:
+async def demo_cited(pieces: AsyncIterator[Piece], text: DocumentText, lang: str) -> AsyncIterator[Piece]:
     """The demo model's answer and, when it has ended citing nothing (random weights write
     noise), a line marked as the app's that cites the first locations it was sent: a newcomer can
     open a cited passage before a real model is served. An answer that cites is left as it is."""
-    written: list[str] = []
+    written: list[Piece] = []
     try:
         async for piece in pieces:
             written.append(piece)
             yield piece
     finally:
         await close_now(pieces)
-    if not text.cited("".join(written)) and (citations := demo_citations(text)):
+    if not text.cited(text_of(written)) and (citations := demo_citations(text)):
         yield t(lang, "demo_cites", citations=citations)

@@ -21,7 +21,7 @@ from glm1m.chainlit_app.pacing import Paced
 from glm1m.chainlit_app.render import StreamedWithoutImages
 from glm1m.chat import close_now
 from glm1m.errors import UserFacingError
-from glm1m.llm import CutAtLimit
+from glm1m.llm import CutAtLimit, Piece
 from glm1m.progress import Progress
 
 AUTHOR = "glm1m"
@@ -177,12 +177,14 @@ class Ending:
     def __init__(self) -> None:
         self.cut = False
 
-    async def watch(self, pieces: AsyncIterator[str]) -> AsyncIterator[str]:
-        """The pieces unchanged, noting the server's CutAtLimit (before they are joined)."""
+    async def watch(self, pieces: AsyncIterator[Piece]) -> AsyncIterator[str]:
+        """The pieces' text, noting the server's CutAtLimit (an event, not text: it goes no further)."""
         try:
             async for piece in pieces:
-                self.cut = self.cut or isinstance(piece, CutAtLimit)
-                yield piece
+                if isinstance(piece, CutAtLimit):
+                    self.cut = True
+                else:
+                    yield piece
         finally:
             await close_now(pieces)
 

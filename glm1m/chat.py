@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from glm1m.errors import ContextTooLong
-from glm1m.llm import ChatParams, Llm, Message
+from glm1m.llm import ChatParams, Llm, Message, Piece, text_of
 
 # An answer squeezed below this many tokens is not worth starting: tell the user instead.
 MIN_ANSWER_TOKENS = 16
@@ -23,7 +23,7 @@ class Conversation:
         system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
         return [*system, *self.turns, {"role": "user", "content": user_text}]
 
-    async def reply(self, user_text: str, llm: Llm, params: ChatParams) -> AsyncIterator[str]:
+    async def reply(self, user_text: str, llm: Llm, params: ChatParams) -> AsyncIterator[Piece]:
         """Stream the answer to `user_text`, and record the turn in the history.
 
         The turn is recorded as far as it was shown — also when the user stops it or the server
@@ -32,7 +32,7 @@ class Conversation:
         """
         messages = self.prompt(user_text)
         params = await fit_to_context(messages, params, llm)
-        shown: list[str] = []
+        shown: list[Piece] = []
         pieces = llm.stream_chat(messages, params)
         try:
             async for piece in pieces:
@@ -41,7 +41,7 @@ class Conversation:
         finally:
             if shown:
                 self.turns += [{"role": "user", "content": user_text},
-                               {"role": "assistant", "content": "".join(shown)}]
+                               {"role": "assistant", "content": text_of(shown)}]
             await close_now(pieces)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
@@ -51,9 +51,18 @@ def _openai_messages(messages: list[Message]) -> list[ChatCompletionMessageParam
     return cast("list[ChatCompletionMessageParam]", messages)  # the same shape, untyped per role
 
 
-class CutAtLimit(str):
-    """The last, empty piece of a stream cut at max_tokens (finish_reason "length"): a door that
-    says the answer was cut looks for it with isinstance; joined, it adds nothing."""
+@dataclass(frozen=True)
+class CutAtLimit:
+    """The event that ends a stream the server cut at max_tokens (finish_reason "length"): no text,
+    so nothing joins it by mistake; a door that says so watches for it (status.py's Ending)."""
+
+
+Piece = str | CutAtLimit  # what an answer's stream carries: its text in pieces, then how it ended
+
+
+def text_of(pieces: Iterable[Piece]) -> str:
+    """The text of an answer's pieces, its events left out."""
+    return "".join(piece for piece in pieces if isinstance(piece, str))
 
 
 # vLLM 0.26's OffloadingConnector (the host KV tier) reads this per-request field and stores at most
@@ -96,11 +105,11 @@ class Llm(Protocol):
 
     async def count_text_tokens(self, text: str) -> int: ...
 
-    def stream_chat(self, messages: list[Message], params: ChatParams) -> AsyncIterator[str]: ...
+    def stream_chat(self, messages: list[Message], params: ChatParams) -> AsyncIterator[Piece]: ...
 
     def stream_turn(self, messages: Sequence[dict[str, Any]], params: ChatParams,
                     tools: Sequence[dict[str, Any]] = (), tool_choice: str = "auto"
-                    ) -> AsyncIterator[str | ToolCall]: ...
+                    ) -> AsyncIterator[Piece | ToolCall]: ...
 
     async def complete(self, messages: list[Message], params: ChatParams,
                        retries: int | None = None) -> str: ...
@@ -163,8 +172,8 @@ class LlmClient:
         return int(body["count"])
 
     async def stream_chat(self, messages: list[Message], params: ChatParams,
-                          ids: Sequence[int] | None = None) -> AsyncIterator[str]:
-        """Yield the answer's pieces as the server makes them, and a last, empty CutAtLimit when it
+                          ids: Sequence[int] | None = None) -> AsyncIterator[Piece]:
+        """Yield the answer's pieces as the server makes them, and a last CutAtLimit when it
         stopped at params.max_tokens. `ids`: the messages' token ids, sent on /v1/completions instead.
 
         Until the first piece the server may be reading a long prompt for many minutes and sends
@@ -177,16 +186,17 @@ class LlmClient:
         pieces = self.stream_turn(messages, params, ids=ids)
         try:
             async for piece in pieces:
-                if isinstance(piece, str):
+                if not isinstance(piece, ToolCall):
                     yield piece
         finally:
             await pieces.aclose()
 
     async def stream_turn(self, messages: Sequence[dict[str, Any]], params: ChatParams,
                           tools: Sequence[dict[str, Any]] = (), tool_choice: str = "auto",
-                          ids: Sequence[int] | None = None) -> AsyncGenerator[str | ToolCall, None]:
+                          ids: Sequence[int] | None = None) -> AsyncGenerator[Piece | ToolCall, None]:
         """stream_chat offering `tools`: the text's pieces as they come, then each call the answer
-        makes (a ToolCall, once whole); `messages` may hold earlier calls and their results."""
+        makes (a ToolCall, once whole), then CutAtLimit when it was cut; `messages` may hold
+        earlier calls and their results."""
         offered = {"tools": list(tools), "tool_choice": tool_choice} if tools else {}
         opening = asyncio.create_task(self._open_stream(messages, params, ids, offered))
         stream: AsyncStream[Any] | None = None

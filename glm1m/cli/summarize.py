@@ -115,9 +115,10 @@ async def summarize(args: argparse.Namespace, settings: Settings) -> None:
         answer = []
         try:
             async for piece in pieces:
-                answer.append(piece)
-                sys.stdout.write(piece)
-                sys.stdout.flush()
+                if isinstance(piece, str):  # not the event of a cut answer: the text shows it
+                    answer.append(piece)
+                    sys.stdout.write(piece)
+                    sys.stdout.flush()
         finally:
             await close_now(pieces)
         sys.stdout.write("\n")

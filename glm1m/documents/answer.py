@@ -22,7 +22,7 @@ from glm1m.documents.prompt import Prompt, asked, members
 from glm1m.documents.prompt_ids import KeptIds, prompt_ids
 from glm1m.documents.sets import DocumentSet, is_set, set_prompt
 from glm1m.errors import ContextTooLong, DocumentError
-from glm1m.llm import ChatParams, Llm, Message
+from glm1m.llm import ChatParams, Llm, Message, Piece
 from glm1m.progress import OnProgress, ignore
 from glm1m.settings import Settings
 
@@ -83,7 +83,7 @@ def with_strategy(text: DocumentText, budget: Budget, strategy: Strategy, answer
 
 
 async def answer(doc: OpenDocument, question: str, llm: Llm, params: ChatParams,
-                 on_progress: OnProgress = ignore, on_lookup: OnLookup = nothing) -> AsyncIterator[str]:
+                 on_progress: OnProgress = ignore, on_lookup: OnLookup = nothing) -> AsyncIterator[Piece]:
     """Stream a cited answer. Raises DocumentError when the document cannot be read this way
     with this question and answer length, with the sentence saying what to do. A whole-document
     answer is shortened to the room the document and the question leave, as a chat turn is."""

@@ -34,7 +34,7 @@ from glm1m.documents.prompt_ids import KeptIds
 from glm1m.documents.sets import DocumentSet
 from glm1m.documents.shelf import Shelf, ShelfFull, Shelved
 from glm1m.documents.through_shelf import Sending, measure_through, noting_read, read_through, sending
-from glm1m.llm import ChatParams, Llm
+from glm1m.llm import ChatParams, Llm, Piece
 from glm1m.progress import OnProgress, Progress
 from glm1m.serving import PrefillClock
 from glm1m.settings import Settings
@@ -195,7 +195,7 @@ async def settle(documents: DocumentSet, found: Sequence[Shelved], shelf: Shelf,
 
 async def ask(doc: OpenDocument, question: str, llm: Llm, params: ChatParams, door: Door,
               clock: PrefillClock | None = None, to: Sending | None = None, fresh: bool = False
-              ) -> AsyncIterator[str]:
+              ) -> AsyncIterator[Piece]:
     """Stream the cited answer to `question` (answer.answer), telling `door` while the server
     reads and when the answer begins. `to`: for the first question after open_file (its
     Opened.to): a whole read is noted on the shelf once its answer begins, and unless that server

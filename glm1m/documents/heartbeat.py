@@ -10,14 +10,16 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TypeVar
 
 from glm1m.chat import close_now
 
 Tick = Callable[[float], Awaitable[None]]  # seconds since the question went
+T = TypeVar("T")  # what the stream carries (an answer's pieces)
 
 
-async def until_first(pieces: AsyncIterator[str], tick: Tick, every_s: float,
-                      on_first: Tick | None = None) -> AsyncIterator[str]:
+async def until_first(pieces: AsyncIterator[T], tick: Tick, every_s: float,
+                      on_first: Tick | None = None) -> AsyncIterator[T]:
     """`pieces` unchanged. Until the first of them arrives, `tick(elapsed_s)` every `every_s`
     seconds (a tick still running then is cancelled, and none follows); `on_first(elapsed_s)` is
     awaited once, before the first piece is passed on. `pieces` is closed when this is, however

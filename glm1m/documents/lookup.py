@@ -27,7 +27,7 @@ from glm1m.catalog import EN, Said, render, said
 from glm1m.chat import close_now
 from glm1m.documents.pages import LOCATION_PATTERN, DocumentText, Page, asked_location
 from glm1m.documents.prompt import Prompt, asked, members
-from glm1m.llm import ChatParams, CutAtLimit, Llm
+from glm1m.llm import ChatParams, Llm, Piece
 from glm1m.progress import unit_said
 from glm1m.tool_calls import ToolCall
 
@@ -233,7 +233,7 @@ def first_turn(text: DocumentText, params: ChatParams) -> ChatParams:
 
 
 async def look_up(text: DocumentText, question: str, llm: Llm, params: ChatParams, limits: Limits,
-                  on_lookup: OnLookup = nothing) -> AsyncIterator[str]:
+                  on_lookup: OnLookup = nothing) -> AsyncIterator[Piece]:
     """Stream the answer the model gives after looking up what it needs in `text`, telling
     `on_lookup` each lookup once carried out. Closing this closes the model's stream."""
     messages: list[dict[str, Any]] = list(prompt(text, question).messages)
@@ -248,8 +248,10 @@ async def look_up(text: DocumentText, question: str, llm: Llm, params: ChatParam
             async for piece in pieces:
                 if isinstance(piece, ToolCall):
                     calls.append(piece)
-                elif done or not isinstance(piece, CutAtLimit):  # the held call's cut is no answer's
+                elif isinstance(piece, str):
                     said.append(piece)
+                    yield piece
+                elif done:  # the held first call's cut is no answer's
                     yield piece
         finally:
             await close_now(pieces)

@@ -19,7 +19,7 @@ from glm1m.counting import OnTokens, complete_counting, no_tokens
 from glm1m.documents.pages import DocumentText, Kind
 from glm1m.documents.split import Chunk, resplit, split
 from glm1m.errors import DocumentError, ServerUnavailable, UserFacingError
-from glm1m.llm import ChatParams, Llm, Message
+from glm1m.llm import ChatParams, Llm, Message, Piece
 from glm1m.progress import OnProgress, Progress, Stage, Tally, ignore
 
 
@@ -221,7 +221,7 @@ def group_by_room(sized: list[tuple[Note, int]], room: int) -> list[list[Note]]:
 
 async def ask_map_reduce(text: DocumentText, chars_per_token: float, plan: MapReduce, question: str,
                          llm: Llm, params: ChatParams, on_progress: OnProgress = ignore
-                         ) -> AsyncIterator[str]:
+                         ) -> AsyncIterator[Piece]:
     """Notes from every chunk (concurrently, bounded), combined in rounds if need be, then one
     streamed answer; parts that could not be read are named after it."""
     room = await chunk_room(text.name, question, llm, plan.note_tokens, text.kind)

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from glm1m.documents.prompt import Prompt
 from glm1m.errors import UserFacingError
-from glm1m.llm import ChatParams, Llm, Message
+from glm1m.llm import ChatParams, Llm, Message, Piece
 from glm1m.settings import Settings
 
 if TYPE_CHECKING:  # shelf.py imports store.py, which imports answer.py, which imports this
@@ -48,7 +48,7 @@ class TakesIds(Protocol):
     async def tokenize_chat(self, messages: list[Message], generation: bool = True) -> dict[str, Any]: ...
 
     def stream_chat(self, messages: list[Message], params: ChatParams,
-                    ids: Sequence[int] | None = None) -> AsyncIterator[str]: ...
+                    ids: Sequence[int] | None = None) -> AsyncIterator[Piece]: ...
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ class PromptIds:
     messages: list[Message]  # the same prompt as chat: what the router's affinity reads
     ids: array
 
-    def stream(self, params: ChatParams) -> AsyncIterator[str]:
+    def stream(self, params: ChatParams) -> AsyncIterator[Piece]:
         return self.llm.stream_chat(self.messages, params, self.ids)
 
 

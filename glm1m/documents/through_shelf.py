@@ -17,7 +17,7 @@ from glm1m.documents.formats import ReadOptions, format_of, read_document_async
 from glm1m.documents.limits import reading_slot
 from glm1m.documents.pages import DocumentText
 from glm1m.documents.shelf import Shelf, ShelfFull, ShelfKey, Shelved, count_key, file_sha256, server_key
-from glm1m.llm import Llm
+from glm1m.llm import Llm, Piece
 from glm1m.progress import OnProgress, ignore
 
 
@@ -126,7 +126,7 @@ async def sending(shelf: Shelf, shelved: Shelved, llm: Llm, model: str, base_url
                    await shelf.aio.sent_at(shelved.key, server, name), name)
 
 
-async def noting_read(to: Sending, pieces: AsyncIterator[str]) -> AsyncIterator[str]:
+async def noting_read(to: Sending, pieces: AsyncIterator[Piece]) -> AsyncIterator[Piece]:
     """`pieces` of a whole-document answer. Once the first arrives the server has read all of the
     document, so the shelf notes it then (a read stopped before is not noted)."""
     first = True

@@ -23,7 +23,7 @@ from glm1m.errors import UserFacingError
 from glm1m.grid.answers import asked, read_answer, structured
 from glm1m.grid.citations import Passage, missing, passages
 from glm1m.grid.questions import Question
-from glm1m.llm import ChatParams, Llm
+from glm1m.llm import ChatParams, Llm, text_of
 from glm1m.settings import Settings
 
 
@@ -143,7 +143,7 @@ async def ask_cell(opened: Opened, question: Question, job: Asking, first: bool)
             pieces.append(piece)
     except UserFacingError as error:
         return Cell("", (error.in_language(job.lang),), failed=True)
-    read = read_answer(question, "".join(pieces))
+    read = read_answer(question, text_of(pieces))
     if read.absent:
         return Cell(render(job.lang, "grid_not_in_document"), absent=True)
     problems: list[Said] = [read.problem] if read.problem is not None else []

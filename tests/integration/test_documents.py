@@ -21,7 +21,7 @@ from glm1m.documents.pages import DocumentText
 from glm1m.documents.sets import DocumentSet
 from glm1m.documents.split import split
 from glm1m.errors import DocumentError
-from glm1m.llm import ChatParams, Llm, LlmClient
+from glm1m.llm import ChatParams, Llm, LlmClient, text_of
 from glm1m.progress import Stage
 from glm1m.settings import Settings
 from tests.conftest import ROOT
@@ -89,7 +89,7 @@ async def test_past_the_served_context_only_map_reduce_is_offered_and_it_runs(
     assert all(a.last_page <= b.first_page for a, b in zip(chunks, chunks[1:]))
     before = scrape(model_server.root)["vllm:request_success_total"]
     stages = []
-    text = "".join([p async for p in answer(
+    text = text_of([p async for p in answer(
         doc, "summary", llm, PARAMS, lambda p: stages.append((p.stage, p.done, p.total)))])
     assert text
     assert scrape(model_server.root)["vllm:request_success_total"] - before == len(chunks) + 1

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from glm1m.errors import ServerTooSlow, ServerUnavailable
-from glm1m.llm import ChatParams, LlmClient
+from glm1m.llm import ChatParams, LlmClient, text_of
 from glm1m.settings import Settings
 
 pytestmark = pytest.mark.server
@@ -30,7 +30,7 @@ async def test_a_first_piece_later_than_the_request_timeout_still_arrives_whole(
     healthy_proxy.hold_next_stream(3 * REQUEST_TIMEOUT_S)
     started = time.monotonic()
     try:
-        text = "".join([piece async for piece in llm.stream_chat(HELLO, PARAMS)])
+        text = text_of([piece async for piece in llm.stream_chat(HELLO, PARAMS)])
     finally:
         await llm.aclose()
     assert time.monotonic() - started >= 3 * REQUEST_TIMEOUT_S  # it did wait past the timeout

@@ -10,7 +10,7 @@ import pytest
 
 from glm1m.chat import Conversation
 from glm1m.errors import ContextTooLong, ServerError
-from glm1m.llm import ChatParams, CutAtLimit, Llm, LlmClient
+from glm1m.llm import ChatParams, CutAtLimit, Llm, LlmClient, Piece, text_of
 from glm1m.settings import Settings
 from tests.support.metrics import eventually, running, scrape
 
@@ -29,7 +29,7 @@ def ask(text: str) -> list[dict]:
     return [{"role": "user", "content": text}]
 
 
-async def collect(llm: Llm, messages: list[dict], params: ChatParams) -> list[str]:
+async def collect(llm: Llm, messages: list[dict], params: ChatParams) -> list[Piece]:
     return [piece async for piece in llm.stream_chat(messages, params)]
 
 
@@ -37,9 +37,9 @@ async def test_answer_streams_in_many_chunks_and_a_cut_one_ends_with_the_marker(
     pieces = await collect(llm, ask("Tell me about long documents."), GREEDY)
     assert len(pieces) >= 20
     # Random weights never stop on their own: the server ends the answer at max_tokens, and the
-    # client says so with an empty CutAtLimit as the last piece; every other piece holds text.
-    assert isinstance(pieces[-1], CutAtLimit) and pieces[-1] == ""
-    assert all(pieces[:-1]) and not any(isinstance(p, CutAtLimit) for p in pieces[:-1])
+    # client says so with a CutAtLimit event last, no text; every other piece holds text.
+    assert isinstance(pieces[-1], CutAtLimit) and not isinstance(pieces[-1], str)
+    assert all(pieces[:-1]) and all(isinstance(p, str) for p in pieces[:-1])
 
 
 async def test_max_tokens_is_honoured(model_server, llm: Llm) -> None:
@@ -50,9 +50,9 @@ async def test_max_tokens_is_honoured(model_server, llm: Llm) -> None:
 
 
 async def test_stop_string_ends_the_answer_before_it(llm: Llm) -> None:
-    full = "".join(await collect(llm, ask("hello"), GREEDY))
+    full = text_of(await collect(llm, ask("hello"), GREEDY))
     stop = full[len(full) // 2: len(full) // 2 + 3]
-    cut = "".join(await collect(llm, ask("hello"), ChatParams(0.0, 60, stop=[stop])))
+    cut = text_of(await collect(llm, ask("hello"), ChatParams(0.0, 60, stop=[stop])))
     assert cut == full[: full.index(stop)]
 
 
@@ -67,7 +67,7 @@ async def test_glm_stop_tokens_end_generation_and_stay_out_of_the_text(
         "logit_bias": {str(token_id): 100}}).json()
     assert raw["choices"][0]["finish_reason"] == "stop"
     assert raw["usage"]["completion_tokens"] == 1
-    assert "".join(await collect(llm, ask("hi"), forced)) == ""
+    assert text_of(await collect(llm, ask("hi"), forced)) == ""
 
 
 async def tokenize(server, text: str) -> list[int]:
@@ -115,7 +115,7 @@ async def test_conversation_over_the_context_says_so_and_keeps_history(llm: Llm)
         async for _ in conversation.reply("word " * 9000, llm, GREEDY):
             pass
     assert conversation.turns == []
-    answer = "".join([p async for p in conversation.reply("short question", llm, GREEDY)])
+    answer = text_of([p async for p in conversation.reply("short question", llm, GREEDY)])
     assert conversation.turns[-1] == {"role": "assistant", "content": answer}
 
 

@@ -13,7 +13,7 @@ from glm1m.documents.answer import OpenDocument, answer, whole_prompt
 from glm1m.documents.budget import Strategy, measure
 from glm1m.documents.mapreduce import MapReduce
 from glm1m.documents.pages import DocumentText, Page
-from glm1m.llm import ChatParams, LlmClient
+from glm1m.llm import ChatParams, LlmClient, text_of
 from glm1m.settings import Settings
 from tests.support.metrics import scrape
 
@@ -78,4 +78,4 @@ async def test_two_questions_go_as_ids_and_the_second_hits_the_firsts_prefix(mod
     # The second prompt's document came from the first's blocks in the prefix cache.
     assert hits[1] >= len(part_ids) - 256, (hits, len(part_ids))
     for pieces in answers:
-        assert len(pieces) >= 2 and "".join(pieces).strip(), pieces
+        assert len(pieces) >= 2 and text_of(pieces).strip(), pieces

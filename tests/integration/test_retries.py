@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from glm1m.errors import ServerBusy
-from glm1m.llm import ChatParams, LlmClient
+from glm1m.llm import ChatParams, LlmClient, text_of
 from glm1m.settings import Settings
 
 pytestmark = pytest.mark.server
@@ -30,7 +30,7 @@ async def test_one_refusal_on_each_call_is_retried_and_the_turn_succeeds(healthy
         healthy_proxy.fail_next(1, status)
         assert await llm.count_chat_tokens(HELLO) > 0
         healthy_proxy.fail_next(1, status)
-        assert "".join([p async for p in llm.stream_chat(HELLO, PARAMS)])
+        assert text_of([p async for p in llm.stream_chat(HELLO, PARAMS)])
         healthy_proxy.fail_next(1, status)
         assert await llm.complete(HELLO, PARAMS)
     finally:

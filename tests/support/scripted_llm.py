@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from glm1m.errors import UserFacingError
-from glm1m.llm import ChatParams, Message
+from glm1m.llm import ChatParams, Message, Piece
 from glm1m.tool_calls import ToolCall
 
 
@@ -101,7 +101,7 @@ class ScriptedLlm:
         await self._leave(call, None)
         return text
 
-    async def stream_chat(self, messages: list[Message], params: ChatParams) -> AsyncIterator[str]:
+    async def stream_chat(self, messages: list[Message], params: ChatParams) -> AsyncIterator[Piece]:
         call = Call("stream", list(messages), params)
         await self._enter(call)
         try:
@@ -116,7 +116,7 @@ class ScriptedLlm:
 
     async def stream_turn(self, messages: Sequence[dict[str, Any]], params: ChatParams,
                           tools: Sequence[dict[str, Any]] = (), tool_choice: str = "auto"
-                          ) -> AsyncIterator[str | ToolCall]:
+                          ) -> AsyncIterator[Piece | ToolCall]:
         """stream_chat with tools: `turn` says which calls the answer makes (none: the reply's text,
         streamed); each call's tool_choice is kept in `choices`."""
         self.choices.append(tool_choice)

@@ -13,7 +13,7 @@ import httpx
 
 from glm1m.chainlit_app.file_only import FILES_ONLY, name_files, typed_text
 from glm1m.chainlit_app.i18n import EN, ZH, default_target, language_of, seconds, t
-from glm1m.llm import ChatParams, CutAtLimit, LlmClient
+from glm1m.llm import ChatParams, CutAtLimit, LlmClient, Piece, text_of
 from glm1m.progress import Progress, Stage
 from glm1m.settings import Settings
 
@@ -77,7 +77,7 @@ def sse(*chunks: tuple[str, str | None]) -> str:
     return "".join(f"data: {line}\n\n" for line in lines) + "data: [DONE]\n\n"
 
 
-async def stream(tmp_path: Path, body: str) -> list[str]:
+async def stream(tmp_path: Path, body: str) -> list[Piece]:
     def handler(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, text=body, headers={"content-type": "text/event-stream"})
 
@@ -92,6 +92,6 @@ async def stream(tmp_path: Path, body: str) -> list[str]:
 
 async def test_a_stream_cut_at_max_tokens_ends_with_an_empty_cut_marker(tmp_path: Path) -> None:
     pieces = await stream(tmp_path, sse(("Hel", None), ("lo", "length")))
-    assert "".join(pieces) == "Hello" and isinstance(pieces[-1], CutAtLimit)
+    assert text_of(pieces) == "Hello" and isinstance(pieces[-1], CutAtLimit)
     finished = await stream(tmp_path, sse(("Hel", None), ("lo", "stop")))
     assert finished == ["Hel", "lo"] and not any(isinstance(p, CutAtLimit) for p in finished)

@@ -18,7 +18,7 @@ from glm1m.documents.formats import ReadOptions
 from glm1m.documents.pages import DocumentText, Page
 from glm1m.documents.shelf import Shelf
 from glm1m.errors import DocumentError
-from glm1m.llm import ChatParams, CutAtLimit, LlmClient
+from glm1m.llm import ChatParams, CutAtLimit, LlmClient, text_of
 from glm1m.settings import Settings
 from tests.support.fake_vllm import FakeVllm, render
 
@@ -93,7 +93,7 @@ async def test_the_answer_is_fitted_and_a_cut_one_says_so(tmp_path: Path) -> Non
         await llm.aclose()
     (body,) = fake.bodies("/v1/completions")
     assert body["max_tokens"] == 2_850 - len(body["prompt"]) < PARAMS.max_tokens
-    assert "".join(pieces) == REPLY and isinstance(pieces[-1], CutAtLimit)
+    assert text_of(pieces) == REPLY and isinstance(pieces[-1], CutAtLimit)
 
 
 async def test_map_reduce_parts_still_go_as_chat(tmp_path: Path) -> None:
