@@ -58,6 +58,15 @@ MAX_LEN = 327_680
 revisit_1m.SERVERS["G"] = (0, [] if QUICK else ["--max-model-len", str(MAX_LEN)],
                            [] if QUICK else ["--load-format", "dummy", "--gpu-memory-utilization", "0.90"],
                            "g")
+# BATCH_G_PLAIN=1: server G without glm1m's sizing, with the flags its auto profile gave on the
+# H200 (docs/benchmarks.md, issue 36/37's run). On a lent H100 host (128 GiB) the auto profile
+# turns the host KV tier on (89 GiB), which also drops --block-size 256, and that server died
+# allocating the tier (2026-12-06): a different server from the one measured before.
+PLAIN_G = ["--enable-prefix-caching", "--stream-interval", "8", "--api-server-count", "4",
+           "--max-num-batched-tokens", "16384", "--block-size", "256"]
+if os.environ.get("BATCH_G_PLAIN") == "1" and not QUICK:
+    revisit_1m.SERVERS["G"] = (0, ["--profile", "none", "--max-model-len", str(MAX_LEN)],
+                               [*revisit_1m.SERVERS["G"][2], *PLAIN_G], "g")
 QUESTIONS = [*grid_bench.QUESTIONS,
              ("parties", "Who are the parties named in the document?", "text"),
              ("term", "How long does the agreement run?", "text"),
