@@ -46,11 +46,11 @@ def add_command(commands: argparse._SubParsersAction) -> None:
                    "or section, in tokens (default: GLM1M_TRANSLATE_MAX_TOKENS)")
     p.add_argument("--bilingual", action="store_true", help="PDF: the original and the translated "
                    "pages alternating in the output (original 1, translation 1, original 2, ...)")
-    p.add_argument("--context-tokens", type=int, default=0, metavar="N",
+    p.add_argument("--context-tokens", type=int, default=None, metavar="N",
                    help="documents: at most N tokens of the document beside each section (windows of "
-                        "neighbouring sections); default 0: the whole document while it fits the served "
-                        "context. On an H200 a 287K-token document translated whole took ~10x as long "
-                        "as sections alone (docs/benchmarks.md)")
+                        "neighbouring sections; default 16384); 0: the whole document beside every "
+                        "section while it fits the served context, which took ~10x as long on a "
+                        "287K-token document (docs/benchmarks.md)")
     p.add_argument("-o", "--output", type=Path, default=None,
                    help="output file (default: IN.translated.csv, .xlsx, or the document's suffix)")
     p.add_argument("--base-url", default=None, help="OpenAI-compatible server URL (default: "
@@ -75,7 +75,7 @@ def cmd_translate(args: argparse.Namespace) -> int:
         return cmd_translate_document(args, settings, concurrency, max_tokens)
     if args.bilingual:
         return fail(said("doc_tr_bilingual_pdf", name=args.input.name))
-    if args.context_tokens:
+    if args.context_tokens is not None:
         return fail(said("doc_tr_context_tokens_table", name=args.input.name))
     inputs = [p for p in (args.input, args.glossary) if p]
     if args.output:  # before reading anything: the output must not be an input

@@ -27,7 +27,7 @@ def cmd_translate_document(args: argparse.Namespace, settings: Settings, concurr
 
     if args.sheet is not None or args.column:
         return fail(said("doc_tr_table_options", name=args.input.name))
-    if args.context_tokens < 0:
+    if args.context_tokens is not None and args.context_tokens < 0:
         return fail(said("doc_tr_context_tokens_least"))
     output: Path = args.output or args.input.with_name(
         f"{args.input.stem}.translated{args.input.suffix}")

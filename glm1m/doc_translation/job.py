@@ -34,6 +34,11 @@ from glm1m.translation.table import read_glossary
 OnNote = Callable[[Said], None]
 
 
+# The default window: on an H100, 16K-token windows (and the glossary pass over them) took 1.51x
+# the time of sections sent alone, 32K ones 2.06x (docs/benchmarks.md, issue 37's target: 1.5x).
+WINDOW_TOKENS = 16_384
+
+
 @dataclass(frozen=True)
 class DocJob:
     target_language: str
@@ -42,13 +47,18 @@ class DocJob:
     concurrency: int = 64
     max_tokens: int = 1024  # longest translation of one section
     # At most this many tokens of the document beside each section (windows); 0: the whole
-    # document while it fits. Each generated token attends to the whole prefix: measured on an
-    # H200, a 287K-token document translated whole took ~10x its sections alone.
-    context_tokens: int = 0
+    # document while it fits; None: WINDOW_TOKENS. Each generated token attends to the whole
+    # prefix: a 287K-token document translated whole took >= 9.5x its sections alone (H200).
+    context_tokens: int | None = None
     retries: int = 4
     lang: str = EN  # the language of the marks and lines, not the target
     bilingual: bool = False  # PDF: original and translated pages alternating
     ocr: OcrOptions | None = None  # PDF: how scanned pages are read (None: OcrOptions())
+
+    @property
+    def window_limit(self) -> int:
+        """Most tokens of the document beside a section; 0 for the whole document."""
+        return WINDOW_TOKENS if self.context_tokens is None else self.context_tokens
 
 
 @dataclass(frozen=True)
@@ -91,9 +101,10 @@ async def run_document(path: Path, job: DocJob, llm: Llm, output: Path,
         layout = await asyncio.to_thread(open_layout, path, job.bilingual, job.ocr)
         for note in layout.notes:
             on_note(note)
-        windows = await plan_windows(layout.sections, llm, job.max_tokens, job.context_tokens)
+        windows = await plan_windows(layout.sections, llm, job.max_tokens, job.window_limit)
         if len(windows.groups) > 1:
-            on_note(said("doc_tr_windows_chosen", limit=job.context_tokens, count=len(windows.groups))
+            on_note(said("doc_tr_windows_default" if job.context_tokens is None else "doc_tr_windows_chosen",
+                         limit=job.window_limit, count=len(windows.groups))
                     if windows.limited else
                     said("doc_tr_windows", tokens=windows.tokens, context=windows.context,
                          count=len(windows.groups)))

@@ -141,6 +141,27 @@ def test_context_tokens_cuts_a_document_that_fits_into_windows_and_says_so(tmp_p
             assert call.text in call.messages[1]["content"]  # each section inside its window
 
 
+def test_by_default_a_long_document_goes_in_16k_windows_and_0_asks_for_the_whole(tmp_path: Path) -> None:
+    """Measured (docs/benchmarks.md): the whole document beside every section took >= 9.5x the
+    time of sections alone, 16K-token windows 1.51x; so windows are the default, whole is asked."""
+    src = tmp_path / "long.md"
+    src.write_text("\n\n".join(f"Paragraph {n} " + "word " * 200 for n in range(100)) + "\n",
+                   encoding="utf-8")
+    llm, notes = ScriptedLlm(context=100_000), []
+    assert run(src, llm, tmp_path / "default.de.md", notes, max_tokens=256).complete
+    said = [n for n in notes if n.key.startswith("doc_tr_windows")]
+    assert [n.key for n in said] == ["doc_tr_windows_default"] and said[0].fields["limit"] == 16_384
+    parts = {c.messages[1]["content"] for c in llm.calls}
+    assert len(parts) == said[0].fields["count"] > 1
+    assert all(llm.count(part) <= 16_384 for part in parts)
+
+    whole_llm, whole_notes = ScriptedLlm(context=100_000), []
+    assert run(src, whole_llm, tmp_path / "whole.de.md", whole_notes, max_tokens=256, context_tokens=0).complete
+    assert not [n for n in whole_notes if n.key.startswith("doc_tr_windows")]
+    assert len({c.messages[1]["content"] for c in whole_llm.calls}) == 1
+    assert whole_llm.count(whole_llm.calls[0].messages[1]["content"]) > 16_384
+
+
 def test_context_tokens_below_zero_or_for_a_table_is_one_sentence_and_exit_2(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     from glm1m.cli.main import main
