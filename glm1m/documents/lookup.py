@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from glm1m.catalog import EN, Said, render, said
@@ -232,37 +232,66 @@ def first_turn(text: DocumentText, params: ChatParams) -> ChatParams:
     return replace(params, max_tokens=CALL_TOKENS, extra=held)
 
 
+@dataclass
+class Turn:
+    """One of the model's turns as it streams: the words it writes, the calls it makes. GLM-4 may
+    write words and then a call in one answer (a text turn, `<|assistant|>`, a call turn)."""
+    said: list[str] = field(default_factory=list)
+    calls: list[ToolCall] = field(default_factory=list)
+    shown: bool = False  # words of it went out to the reader
+
+    def text(self, piece: str, after: bool) -> str:
+        """`piece` as the reader gets it. `after`: words of an earlier turn went out, so this turn's
+        begin a paragraph of their own instead of running on from them (its leading whitespace,
+        GLM-4's empty first line, dropped). The words stay visible rather than held back until
+        the turn ends: they say what the model is about to do, and holding them would delay every
+        answer's first byte to its turn's end."""
+        self.said.append(piece)
+        if after and not self.shown:
+            piece = piece.lstrip()
+            piece = f"\n\n{piece}" if piece else ""
+        self.shown = self.shown or bool(piece.strip())
+        return piece
+
+    @property
+    def words(self) -> str | None:
+        """The words as they go back to the model before its calls: stripped, as the parser's
+        whole-answer parse gives them (the chat template writes GLM-4's empty first line itself)."""
+        return "".join(self.said).strip() or None
+
+
 async def look_up(text: DocumentText, question: str, llm: Llm, params: ChatParams, limits: Limits,
                   on_lookup: OnLookup = nothing) -> AsyncIterator[Piece]:
     """Stream the answer the model gives after looking up what it needs in `text`, telling
-    `on_lookup` each lookup once carried out. Closing this closes the model's stream."""
+    `on_lookup` each lookup once carried out. Words the model writes before a lookup stream too;
+    the answer after it starts a paragraph of its own. Closing this closes the model's stream."""
     messages: list[dict[str, Any]] = list(prompt(text, question).messages)
     one_shot = replace(params, one_shot=True)
     done = 0
+    written = False  # words went out in an earlier turn
     while True:
         choice = "none" if done >= limits.calls else "auto"
-        turn = one_shot if done else first_turn(text, one_shot)
-        said, calls = [], []
-        pieces = llm.stream_turn(messages, turn, TOOLS, choice)
+        turn = Turn()
+        pieces = llm.stream_turn(messages, one_shot if done else first_turn(text, one_shot), TOOLS, choice)
         try:
             async for piece in pieces:
                 if isinstance(piece, ToolCall):
-                    calls.append(piece)
+                    turn.calls.append(piece)
                 elif isinstance(piece, str):
-                    said.append(piece)
-                    yield piece
+                    if shown := turn.text(piece, written):
+                        yield shown
                 elif done:  # the held first call's cut is no answer's
                     yield piece
         finally:
             await close_now(pieces)
-        calls = calls[:limits.calls - done]
+        written = written or turn.shown
+        calls = turn.calls[:limits.calls - done]
         if not calls:
             return
-        messages.append({"role": "assistant", "content": "".join(said) or None,
+        messages.append({"role": "assistant", "content": turn.words,
                          "tool_calls": [call.message() for call in calls]})
         for call in calls:
             done += 1
             lookup = carry_out(text, call, limits)
             await on_lookup(lookup)
             messages.append({"role": "tool", "tool_call_id": call.id, "content": lookup.result})
-

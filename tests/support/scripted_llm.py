@@ -66,8 +66,10 @@ class ScriptedLlm:
     fail: Callable[[str], UserFacingError | None] = lambda text: None
     piece_chars: int = 5  # stream_chat yields the reply in pieces this long
     chat_overhead: int = 4  # tokens the chat template adds per message
-    # stream_turn's calls, from the messages so far and the tool_choice; [] answers with text.
-    turn: Callable[[list[dict[str, Any]], str], list[ToolCall]] = lambda messages, choice: []
+    # stream_turn's answer, from the messages so far and the tool_choice: its calls, after any
+    # words the model writes first (GLM-4 may write text, `<|assistant|>`, then a call turn, in
+    # one answer); no call answers with `reply`'s text.
+    turn: Callable[[list[dict[str, Any]], str], Sequence[str | ToolCall]] = lambda messages, choice: []
 
     # What happened, for the test to read.
     calls: list[Call] = field(default_factory=list, init=False)
@@ -117,11 +119,11 @@ class ScriptedLlm:
     async def stream_turn(self, messages: Sequence[dict[str, Any]], params: ChatParams,
                           tools: Sequence[dict[str, Any]] = (), tool_choice: str = "auto"
                           ) -> AsyncIterator[Piece | ToolCall]:
-        """stream_chat with tools: `turn` says which calls the answer makes (none: the reply's text,
-        streamed); each call's tool_choice is kept in `choices`."""
+        """stream_chat with tools: `turn` says which calls the answer makes, and the words before
+        them (no call: the reply's text, streamed); each call's tool_choice is kept in `choices`."""
         self.choices.append(tool_choice)
         calls = self.turn(list(messages), tool_choice) if tools and tool_choice != "none" else []
-        if not calls:
+        if not any(isinstance(made, ToolCall) for made in calls):
             text = self.stream_chat(list(messages), params)  # type: ignore[arg-type]
             try:
                 async for piece in text:

@@ -116,6 +116,33 @@ async def test_the_model_looks_up_reads_back_and_answers_citing_what_it_read() -
     assert all(c.params.one_shot for c in llm.calls)  # nothing of it kept in the KV tier
 
 
+async def test_words_written_before_a_lookup_end_a_paragraph_before_the_answer() -> None:
+    # GLM-4 may write words, then `<|assistant|>` and a call, in one answer. The words stream as
+    # they come (they say what the model is about to do); the answer after the lookup starts a
+    # paragraph of its own, and the words go back stripped of GLM-4's empty first line, as the
+    # parser's whole-answer parse gives them (the chat template writes that line again).
+    def turn(messages: list[dict[str, Any]], choice: str) -> list[str | ToolCall]:
+        results = [m for m in messages if m["role"] == "tool"]
+        if not results:
+            return [call(FIND, words="licence")]
+        if len(results) == 1:
+            return ["\nI will read", " B § 2.", call(READ, 1, location="B § 2")]
+        return []
+
+    llm = ScriptedLlm(reply=lambda messages: "\nMIT since version 2 [B § 2].", turn=turn)
+    seen: list[Lookup] = []
+
+    async def on_lookup(lookup: Lookup) -> None:
+        seen.append(lookup)
+
+    text = "".join([p async for p in look_up(SET, "Which licence?", llm, PARAMS, LIMITS, on_lookup)])
+    assert text == "\nI will read B § 2.\n\nMIT since version 2 [B § 2]."
+    assert [(s.tool, s.asked) for s in seen] == [(FIND, "licence"), (READ, "B § 2")]
+    said = llm.calls[-1].messages[4]
+    assert said["role"] == "assistant" and said["content"] == "I will read B § 2."
+    assert said["tool_calls"][0]["function"]["name"] == READ
+
+
 async def test_past_the_limit_the_model_must_answer_with_what_it_has() -> None:
     llm = ScriptedLlm(reply=lambda messages: "Done.",
                       turn=lambda messages, choice: [call(FIND, len(messages), words="licence")])
