@@ -220,7 +220,7 @@ async def choose_strategy(budget: Budget, answer_tokens: int, name: str, before:
     lang = session.lang()
     estimate = prefill_clock().estimate_s(budget.tokens)
     when = (t(lang, "about", seconds=seconds(lang, estimate), estimate=estimate_basis(lang))
-            if estimate is not None else t(lang, "no_estimate"))
+            if estimate is not None else t(lang, "wait_no_estimate"))
     wait = (t(lang, "wait_first_answer", when=when, tokens=budget.tokens) if before is None else
             t(lang, "wait_revisit", name=name, before=read_at(lang, before), when=when, tokens=budget.tokens))
     # Past the served context the whole read is no choice: no wait to announce, two ways to offer.
@@ -324,7 +324,7 @@ def wait_tail(lang: str, tokens: int, elapsed_s: float) -> str:
     """What is left of the whole read's estimate, or that it is past it, or that there is none."""
     estimate = prefill_clock().estimate_s(tokens)
     if estimate is None:
-        return t(lang, "no_estimate")
+        return t(lang, "wait_no_estimate")
     if estimate - elapsed_s > 1:
         return t(lang, "left", seconds=seconds(lang, estimate - elapsed_s), estimate=estimate_basis(lang))
     return t(lang, "past", seconds=seconds(lang, estimate), estimate=estimate_basis(lang))
@@ -336,7 +336,4 @@ def read_at(lang: str, when: float) -> str:
 
 def estimate_basis(lang: str) -> str:
     """What the estimate (serving.PrefillClock, the CLI's too) is based on, in the page's language."""
-    clock = prefill_clock()
-    if clock.observed:
-        return t(lang, "estimate_seen", count=len(clock.observed))
-    return t(lang, "estimate_gpu", where=clock.where_said())
+    return t(lang, "estimate_basis", basis=prefill_clock().basis_said())

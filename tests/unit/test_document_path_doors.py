@@ -40,7 +40,7 @@ def test_a_server_with_no_estimate_has_none_on_either_door(monkeypatch: pytest.M
                                 profile="auto", max_model_len=32_768))
     monkeypatch.setattr(document_flow, "prefill_clock", lambda: clock)
     assert "no estimate yet for this server" in clock.describe_wait(20_000)
-    assert document_flow.wait_tail(EN, 20_000, 0) == "no estimate for this server yet"
+    assert document_flow.wait_tail(EN, 20_000, 0) == "no estimate yet for this server"
 
 
 def test_summarize_reads_its_settings_when_it_runs_not_when_its_parser_is_built(
