@@ -48,11 +48,8 @@ class Served:
     profile: str
     max_model_len: int
 
-    @property
-    def where(self) -> str:
-        return self.where_said().render(EN)
-
     def where_said(self) -> Said:
+        """The GPUs it serves on, by id: "one H200", "2× H100", "this CPU server"."""
         if self.gpu == "cpu":
             return said("on_cpu_server")
         gpu = self.gpu.removeprefix("NVIDIA ")
@@ -122,21 +119,12 @@ class PrefillClock:
             return 1, MEASURED_GPU
         return max(1, self.served.tensor_parallel), self.served.gpu
 
-    @property
-    def where(self) -> str:
-        """read_on in words: "one H200", "2× H100"."""
-        return self.where_said().render(EN)
-
     def where_said(self) -> Said:
+        """read_on by id: "one H200", "2× H100"."""
         return said("on_one_gpu", gpu="H200") if self.served is None else self.served.where_said()
 
-    @property
-    def basis(self) -> str:
-        """Where the estimate comes from, in words (each door says it in its own language from
-        `observed` and `read_on`)."""
-        return self.basis_said().render(EN)
-
     def basis_said(self) -> Said:
+        """Where the estimate comes from, by id (each door says it in its own language)."""
         if self.observed:
             return said("basis_seen", count=len(self.observed))
         return said("basis_gpu", where=self.where_said())

@@ -8,7 +8,7 @@ import re
 import signal
 from dataclasses import dataclass
 
-from glm1m.catalog import EN, Said, said
+from glm1m.catalog import Said, said
 from glm1m.server import cpu
 
 # process.start writes this line before each start: only what follows the last one is this run's.
@@ -150,13 +150,10 @@ def shorten(text: str) -> str:
     return text if len(text) <= MAX_QUOTE else text[:MAX_QUOTE - 1] + "…"
 
 
-def exited(what: str | Said, returncode: int, log_path: str | None, when: str | Said) -> str:
-    """One sentence: `what` ended (`when`: "before it was ready"), why, and where its log is."""
-    return exited_said(what, returncode, log_path, when).render(EN)
-
 
 def exited_said(what: str | Said, returncode: int, log_path: str | None, when: str | Said) -> Said:
-    """exited() by id, for a door to say in its language (`what`, `when`: ids, or English)."""
+    """One sentence: `what` ended (`when`: "before it was ready"), why, and where its log is; by id,
+    for a door to say in its language (`what`, `when`: ids, or English)."""
     head = said("ended_head", what=what, ended=ended_said(returncode), when=when)
     return sentence(head, reason(log_path), log_path)
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
-from glm1m.catalog import EN, Said, said
+from glm1m.catalog import Said, said
 
 if TYPE_CHECKING:
     from glm1m.settings import Settings
@@ -89,12 +89,8 @@ class TableSource(ABC):
         """A column as a button names it."""
         return column
 
-    def describe(self) -> str:
-        """What will be read and translated, for the line a door shows first (in English)."""
-        return self.describe_said().render(EN)
-
     def describe_said(self) -> Said:
-        """describe() by id, for a door to say in its language."""
+        """What will be read and translated, for the line a door shows first, by id."""
         return said("table_describe", what=self.read_as_said(), count=len(self.chosen),
                     columns=[repr(c) for c in self.chosen])
 
@@ -114,13 +110,9 @@ class TableSource(ABC):
         """The file's stamp and bytes' digest taken while it was opened, if they were."""
         return None
 
-    def read_as(self) -> str:
-        """"data.csv as UTF-8", "sheet 'Data' of book.xlsx": how it is read, in English."""
-        return self.read_as_said().render(EN)
-
     @abstractmethod
     def read_as_said(self) -> Said:
-        """read_as by id, for a door to say in its language."""
+        """"data.csv as UTF-8", "sheet 'Data' of book.xlsx": how it is read, by id."""
 
     @property
     @abstractmethod

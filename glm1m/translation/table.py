@@ -21,7 +21,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import pandas as pd
 
-from glm1m.catalog import EN, Said, said
+from glm1m.catalog import Said, said
 from glm1m.encoding import detect_encoding as find_encoding, encoding_name
 from glm1m.errors import CsvError
 from glm1m.translation.cells import FIELD_LIMIT, NUMBER
@@ -70,11 +70,6 @@ class CsvSource(TableSource):
         if len(words) == 2:
             return said("layout_two", one=words[0], other=words[1])
         return said("layout_one", one=words[0]) if words else ""
-
-    @property
-    def layout_words(self) -> str:
-        """`layout` in English: " (semicolon-separated; the header is row 2; …)"."""
-        return self.layout.render(EN) if isinstance(self.layout, Said) else ""
 
     @property
     def encoding_name(self) -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from glm1m.catalog import EN
 from glm1m.errors import CsvError
 from glm1m.translation.fanout import Result
 from glm1m.translation.table import open_source, read_glossary
@@ -59,7 +60,7 @@ def test_a_title_above_the_header_is_kept_and_said(tmp_path: Path) -> None:
     path = write(tmp_path / "in.csv", rows, above=above)
     source = open_source(path)
     assert source.columns == ("id", "text", "note") and source.column == "text"
-    assert "the header is row 4; the 3 rows above it" in source.describe()
+    assert "the header is row 4; the 3 rows above it" in source.describe_said().render(EN)
     assert translated(path) == [["# exported by sheets", " 2024"], ["Quarterly report, 2024", "", ""], [],
                                 rows[0] + ["translation", "translation_error"],
                                 *[r + [r[1].upper(), ""] for r in rows[1:]]]
@@ -71,7 +72,8 @@ def test_other_delimiters_are_found(tmp_path: Path, delimiter: str, word: str) -
     rows = [["id", "price", "text"], ["1", "2,50", "Hallo, Welt"], ["2", "3,10", "Guten Tag"]]
     path = write(tmp_path / "in.csv", rows, delimiter)
     source = open_source(path)
-    assert source.columns == ("id", "price", "text") and f"({word}-separated)" in source.describe()
+    assert source.columns == ("id", "price", "text")
+    assert f"({word}-separated)" in source.describe_said().render(EN)
     out = translated(path)
     assert out[1] == ["1", "2,50", "Hallo, Welt", "HALLO, WELT", ""]  # written back comma-separated
 

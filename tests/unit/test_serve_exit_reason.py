@@ -10,8 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from glm1m.catalog import EN
 from glm1m.errors import StartFailed
 from glm1m.server import cpu, exit_reason, process
+
+
+def exited(*args: object) -> str:
+    return exit_reason.exited_said(*args).render(EN)  # type: ignore[arg-type]
 
 WORKER_SIGILL = """\
 (APIServer pid=24384) INFO 12-01 22:44:31 [api_server.py:577] Starting vLLM server on http://127.0.0.1:18311
@@ -62,7 +67,7 @@ def test_a_worker_killed_by_sigill_is_named_with_its_signal_not_as_exit_code_0(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     cpuinfo(monkeypatch, tmp_path, NO_AMX)
     path = log(tmp_path, WORKER_SIGILL)
-    said = exit_reason.exited("the model server", 0, path, "before it was ready")
+    said = exited("the model server", 0, path, "before it was ready")
     # What vLLM logs after the death (Executor failed, EngineDeadError) follows from it: left out.
     assert said == ("the model server exited with code 0 before it was ready: its process "
                     "VllmWorker-0 was killed by SIGILL (Illegal instruction); see " + path + ".")
@@ -71,14 +76,14 @@ def test_a_worker_killed_by_sigill_is_named_with_its_signal_not_as_exit_code_0(
 def test_on_a_cpu_with_amx_tiles_the_sigill_says_the_cause_and_the_fix(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     cpuinfo(monkeypatch, tmp_path, AMX)
-    said = exit_reason.exited("the model server", 0, log(tmp_path, WORKER_SIGILL), "while serving")
+    said = exited("the model server", 0, log(tmp_path, WORKER_SIGILL), "while serving")
     assert "VllmWorker-0 was killed by SIGILL" in said
     assert "AMX tiles" in said and "`-- --dtype float32`" in said
 
 
 def test_an_argparse_refusal_is_quoted(tmp_path: Path) -> None:
     path = log(tmp_path, BAD_FLAG)
-    assert exit_reason.exited("the model server", 2, path, "before it was ready") == (
+    assert exited("the model server", 2, path, "before it was ready") == (
         "the model server exited with code 2 before it was ready: the last error in its log: "
         "main.py serve: error: argument --dtype: invalid choice: 'bogus' (choose from 'auto', "
         "'bfloat16', 'float', 'float16', 'float32', 'half'); see " + path + ".")
@@ -98,7 +103,7 @@ def test_only_the_last_run_of_an_appended_log_is_read(tmp_path: Path) -> None:
 
 def test_a_log_without_an_error_still_says_where_it_is(tmp_path: Path) -> None:
     path = log(tmp_path, "INFO 12-01 22:44:31 [api_server.py:577] Starting vLLM server\n")
-    assert exit_reason.exited("the model server", -9, path, "before it was ready") == (
+    assert exited("the model server", -9, path, "before it was ready") == (
         "the model server was killed by SIGKILL (Killed) before it was ready: its log holds no "
         "error line; see " + path + ".")
 

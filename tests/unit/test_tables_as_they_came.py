@@ -55,7 +55,7 @@ async def test_a_title_and_comments_above_the_header_stay_lines_of_the_csv(tmp_p
                             rows[1] + ["HELLO", ""], rows[2] + ["TWO\nLINES", ""]]
     assert out.read_bytes().startswith(b'\xef\xbb\xbf"# exported by sheets"," 2024"\n')  # one BOM, first
     assert source.is_finished(out)  # found under the title: a rerun hands it back
-    assert "the 4 rows above it (a title, comments) are kept as they are" in source.describe()
+    assert "the 4 rows above it (a title, comments) are kept as they are" in source.describe_said().render(EN)
 
 
 async def test_a_semicolon_title_comes_back_as_its_own_line(tmp_path: Path) -> None:
