@@ -176,7 +176,15 @@ class PageDoor(Door):
     async def looked_up(self, lookup: Lookup) -> None:
         self.lookups += 1
         await lookups.show(self.lang, lookup)
-        if self.status is not None and self.asked is not None:  # the count now, not at the next tick
+        if self.status is None or self.asked is None:
+            return
+        # The count now, not at the next tick. Words the model wrote before this lookup began the
+        # answer and made the line a record already: the record is written again with every
+        # lookup, so it counts them all, not those made before the first words.
+        if self.answered:
+            await read_record(self.status, self.asked.doc, self.asked.first, self.name, self.texts,
+                              self.lookups)
+        else:
             await self.waiting(self.asked, self.status.elapsed_s)
 
     async def answering(self, asked: Asked, elapsed_s: float) -> None:
