@@ -11,10 +11,11 @@ whole: tests/unit/test_catalog.py fails when an id of en/ lacks its translation 
 domain's file or has other fields, or a module names an id that is not in en/ or passes other
 fields than the id's; tests/unit/test_catalog_renderings.py keeps what each id says.
 
-The domains are by meaning, not by door: an id lives in the one domain its sentence is about
-(documents, waiting, shelf, tables, uploads, accounts, serving, grid, doc_translation, tools,
-progress, limits, chrome for the page's frame; core and inputs for the commoner and the rarer
-errors), whichever door says it. A rewording is one edit of one line in en/ and one in zh/.
+The domains are by meaning, not by door or by kind of sentence: an id lives in the one domain its
+sentence is about, whether it is an error, a line on stderr or the page's words (documents,
+waiting, shelf, tables, encodings, uploads, accounts, settings, serving, grid, doc_translation,
+tools, progress, limits; chrome for the page's frame; core for what every domain shares: a list's
+joins and the leads of errors). A rewording is one edit of one line in en/ and one in zh/.
 
     # en/documents.toml
     doc_read_whole = "Read **{name}**: {pages}, {tokens:,} tokens, whole, in {seconds}."
