@@ -1,6 +1,7 @@
 """Issue 37, item 4, in real Chromium on the real app and demo server, in English and in Chinese:
 a Markdown document of six sections attached with the composer's Translate command (翻译); the
-first status line names the ⚙ panel's target; the job's line moves section by section; the stop
+first status line names the ⚙ panel's target (on the Chinese page the English report goes into
+简体中文 instead of the page's default English, and the page says why); the job's line moves section by section; the stop
 button stops it once two are finished and another is held, and hands back the file with the
 finished sections (the rest marked); the same document sent again continues (the page says how
 many were done before, and the proxy sees only the others asked); the translated Markdown comes
@@ -45,12 +46,14 @@ WORDS = {
            "before": "was translated into Simplified Chinese before", "choice": "The result",
            "again": r"The translation of {name} into Simplified Chinese made before"},
     "zh": {"command": "翻译", "banner": "演示模式", "tag": "译文",
-           "head": r"把 {name} 从模型识别出的语言逐段翻译成英文",
+           "head": r"把 {name} 从模型识别出的语言逐段翻译成简体中文",
+           # the page's default target is English, but the report is English already (47f0e2e)
+           "moved": "该文档已是英文，因此翻译成简体中文",
            "moving": r"^翻译：(\d+) / 6 节",
            "stopped": r"已停止：已翻译 (\d+) / 6 节",
            "continuing": "继续上次的任务：此前已完成 {kept} / 6 节，现在翻译其余 {left} 节。",
            "finished": r"已完成：已翻译 (\d+) / 6 节（此前已完成 (\d+)",
-           "before": "此前已翻译成英文", "choice": "重新翻译",
+           "before": "此前已翻译成简体中文", "choice": "重新翻译",
            "again": r"^已完成：已翻译 \d+ / 6 节(?!（此前)"},
 }
 
@@ -119,6 +122,8 @@ def test_a_document_translates_stops_resumes_and_downloads(lang_page: tuple[str,
     page.evaluate(RECORD_JOB_LINES, document.name)
     send_translate(page, lang, document)
     wait_text(page, words["head"].format(name=re.escape(document.name)), 60)  # the target, first
+    if "moved" in words:
+        wait_text(page, words["moved"], 60)
 
     # The line moves a section at a time; once two are done, every later completion is held, so
     # the stop comes with two or more kept and at least one not.
