@@ -11,6 +11,7 @@ from pathlib import Path
 
 import chainlit as cl
 
+from glm1m.catalog import said
 from glm1m.chainlit_app import lookups, metrics, session
 from glm1m.chainlit_app.client import llm, prefill_clock
 from glm1m.chainlit_app.document_words import budget_line, held_words, set_words, strategy_words
@@ -230,7 +231,8 @@ async def choose_strategy(budget: Budget, answer_tokens: int, name: str, before:
     when = (t(lang, "about", seconds=seconds(lang, estimate), estimate=estimate_basis(lang))
             if estimate is not None else t(lang, "wait_no_estimate"))
     wait = (t(lang, "wait_first_answer", when=when, tokens=budget.tokens) if before is None else
-            t(lang, "wait_revisit", name=name, before=read_at(lang, before), when=when, tokens=budget.tokens))
+            t(lang, "wait_revisit", what=said("wait_what_named", name=name), before=local_minute(before),
+              when=when, tokens=budget.tokens))
     # Past the served context the whole read is no choice: no wait to announce, two ways to offer.
     line = budget_line(lang, budget, texts)
     content = (t(lang, "doc_choose", budget=line, wait=wait) if Strategy.WHOLE in offered
@@ -339,7 +341,12 @@ def wait_tail(lang: str, tokens: int, elapsed_s: float) -> str:
 
 
 def read_at(lang: str, when: float) -> str:
-    return t(lang, "read_at", when=time.strftime("%Y-%m-%d %H:%M", time.localtime(when)))
+    return t(lang, "read_at", when=local_minute(when))
+
+
+def local_minute(when: float) -> str:
+    """A time as both doors write when the server read a document before ("2026-12-01 23:40")."""
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(when))
 
 
 def estimate_basis(lang: str) -> str:

@@ -143,6 +143,6 @@ class PrefillClock:
             when = said("wait_about_seconds", seconds=max(1, round(seconds)), basis=self.basis_said())
         if read_before is not None:
             what = said("wait_what_set") if a_set else said("wait_what_document")
-            return render(lang, "wait_read_before", what=what, before=read_before, tokens=tokens,
+            return render(lang, "wait_revisit", what=what, before=read_before, tokens=tokens,
                           when=when)
         return render(lang, "wait_first_answer", when=when, tokens=tokens)

@@ -82,3 +82,19 @@ async def test_summarize_a_second_time_says_the_server_read_it_before(
     await cli.summarize(args, Settings(data_dir=tmp_path / "data", base_url="http://gpu-2:8000/v1"))
     assert "Until the first answer starts" in capsys.readouterr().err
 
+
+
+def test_both_doors_say_the_revisit_with_one_entry_in_either_language() -> None:
+    """One fact, one entry: the CLI's describe_wait and the page's choice of strategy both render
+    wait_revisit, the CLI naming "this document", the page the document's name."""
+    from glm1m.catalog import ZH, render, said
+
+    clock = PrefillClock(None)
+    for lang, cli_start, page_start in (
+            ("en", "This server read this document before (2026-12-01 23:40): ",
+             "This server read A.txt before (2026-12-01 23:40): "),
+            (ZH, "此服务器之前读过这篇文档（2026-12-01 23:40）：", "此服务器之前读过 A.txt（2026-12-01 23:40）：")):
+        assert clock.describe_wait(1_000_000, read_before="2026-12-01 23:40", lang=lang).startswith(cli_start)
+        page = render(lang, "wait_revisit", what=said("wait_what_named", name="A.txt"),
+                      before="2026-12-01 23:40", when=said("wait_no_estimate"), tokens=1_000_000)
+        assert page.startswith(page_start)
