@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from glm1m.catalog import EN, Said, said
+from glm1m.catalog import Said, said
 from glm1m.documents.limits import PIECE_CHARS, check_tokens, pieces
 from glm1m.documents.pages import DocumentText, Kind
 from glm1m.errors import DocumentError
@@ -59,19 +59,11 @@ class Budget:
             raise DocumentError(key="doc_too_long_whole", tokens=self.tokens,
                                 max=self.max_model_len, answer=answer_tokens)
 
-    def line(self) -> str:
-        """"6 pages, 12,345 tokens — 1.2% of the served 1,048,576-token context." """
-        return budget_said(self).render(EN)
-
-
-def set_line(budget: Budget, documents: Sequence[DocumentText]) -> str:
-    """Budget.line for documents asked together (`budget`: their set's text measured):
-    "3 documents, 40 pages and 372 sections, 301,227 tokens — 36.8% of the served …"."""
-    return budget_said(budget, documents).render(EN)
-
 
 def budget_said(budget: Budget, documents: Sequence[DocumentText] = ()) -> Said:
-    """Budget.line (several `documents`: set_line) by id, for a door to say in its language."""
+    """"6 pages, 12,345 tokens — 1.2% of the served 1,048,576-token context." by id, for a door
+    to say in its language; several `documents` asked together (`budget`: their set's text
+    measured): "3 documents, 40 pages and 372 sections, 301,227 tokens — 36.8% of the served …"."""
     held = counted(budget.pages, budget.unit)
     if len(documents) > 1:
         units = [counted(n, kind.unit) for kind in (Kind.PAGE, Kind.SECTION)

@@ -100,11 +100,6 @@ async def nothing(lookup: Lookup) -> None:
     return None
 
 
-def contents(text: DocumentText) -> str:
-    """What the model is told instead of the text: each document, its locations and their span."""
-    return listed(text).render(EN)
-
-
 @dataclass(frozen=True)
 class Lines(Said):
     """Sentences one to a line, itself a sentence (a field of another) in either language."""
@@ -114,7 +109,8 @@ class Lines(Said):
 
 
 def listed(text: DocumentText) -> Said:
-    """`contents` in either language: "- A a.md: 3 sections (A § 1–3)"; "- A a.md：3 节（A § 1–3）"."""
+    """What the model is told instead of the text (in English), each document, its locations and
+    their span, in either language: "- A a.md: 3 sections (A § 1–3)"; "- A a.md：3 节（A § 1–3）"."""
     lines = []
     for member in members(text):
         pages = member.pages
@@ -128,7 +124,7 @@ def listed(text: DocumentText) -> Said:
 
 def prompt(text: DocumentText, question: str) -> Prompt:
     """The contents first (not the text: the model looks it up), the question last."""
-    return Prompt(SYSTEM, f"Documents:\n{contents(text)}\n\n", asked(question), members(text))
+    return Prompt(SYSTEM, f"Documents:\n{listed(text).render(EN)}\n\n", asked(question), members(text))
 
 
 def plain(page: Page) -> Page:

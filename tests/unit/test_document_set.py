@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from glm1m.documents.answer import OpenDocument, answer, open_document, open_set, whole_prompt
-from glm1m.documents.budget import set_line
+from glm1m.documents.budget import budget_said
 from glm1m.documents.pages import DocumentText, Kind, Page
 from glm1m.documents.sets import Cited, DocumentSet
 from glm1m.llm import ChatParams
@@ -121,11 +121,11 @@ async def test_the_budget_line_counts_documents_pages_sections_and_tokens(tmp_pa
     tokens = doc.budget.tokens
     # Counted by the server's tokenizer (here a character in four), headers and letters included.
     assert tokens == len("".join(f"{page.marked()}\n\n" for page in doc.text.pages)) // 4 + 1
-    assert set_line(doc.budget, documents.documents) == (
+    assert budget_said(doc.budget, documents.documents).render("en") == (
         f"3 documents, 5 pages and 2 sections, {tokens:,} tokens — {tokens / 8192:.1%} of the "
         f"served 8,192-token context.")
     one_each = (paged("a.pdf", 1, "A"), sectioned("b.md", 1, "B"))
-    assert set_line(doc.budget, one_each).startswith("2 documents, 1 page and 1 section, ")
+    assert budget_said(doc.budget, one_each).render("en").startswith("2 documents, 1 page and 1 section, ")
 
 
 def test_a_documents_content_id_follows_its_text_not_its_name_or_letter() -> None:

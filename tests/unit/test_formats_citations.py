@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from glm1m.documents.answer import OpenDocument, whole_prompt
-from glm1m.documents.budget import Budget, Strategy, measure
+from glm1m.documents.budget import Budget, Strategy, budget_said, measure
 from glm1m.documents.mapreduce import MapReduce, combine_prompt, note_prompt
 from glm1m.documents.pages import DocumentText, Kind, Page, cited_pages, page_marks
 from glm1m.documents.split import split
@@ -62,7 +62,7 @@ def test_prompts_tell_the_model_to_cite_sections_for_a_reflowing_document() -> N
 
 async def test_the_budget_counts_sections() -> None:
     budget = await measure(guide(), ScriptedLlm(), threshold=10_000)
-    assert budget.unit == "sections" and budget.line().startswith("3 sections, ")
+    assert budget.unit == "sections" and budget_said(budget).render("en").startswith("3 sections, ")
 
 
 def test_a_document_in_sections_survives_the_store(tmp_path: Path) -> None:

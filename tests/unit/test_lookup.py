@@ -12,7 +12,7 @@ import pytest
 from glm1m.chat import close_now
 from glm1m.documents.answer import OpenDocument, answer
 from glm1m.documents.budget import Budget, Strategy
-from glm1m.documents.lookup import FIND, READ, first_call, Limits, Lookup, carry_out, contents, find, look_up, read
+from glm1m.documents.lookup import FIND, READ, first_call, Limits, Lookup, carry_out, find, listed, look_up, read
 from glm1m.documents.mapreduce import MapReduce
 from glm1m.documents.pages import DocumentText, Kind, Page
 from glm1m.documents.sets import DocumentSet
@@ -65,7 +65,7 @@ def test_read_takes_a_marker_as_written_and_says_what_is_wrong_otherwise() -> No
 
 
 def test_the_model_is_told_each_documents_name_and_span_not_its_text() -> None:
-    told = contents(SET)
+    told = listed(SET).render("en")
     assert told == "- A manual.pdf: 3 pages (A pp. 1–3)\n- B notes \"v2\".md: 2 sections (B §§ 1–2)"
     assert "Configuration" not in told
 
@@ -206,7 +206,7 @@ def test_a_passage_holds_the_word_found_where_case_folding_changes_lengths() -> 
 def test_the_first_call_takes_no_control_character_and_one_location_is_said_singular() -> None:
     assert not re.fullmatch(first_call(SET), 'find_passages\n{"words": "a\tb"}')  # JSON refuses a raw tab
     one = DocumentText("one.pdf", (Page(1, "x"),), 1)
-    assert contents(one) == "- one.pdf: 1 page (p. 1)"
+    assert listed(one).render("en") == "- one.pdf: 1 page (p. 1)"
 
 
 def test_a_reopened_chat_looks_up_within_the_limits_set_now(tmp_path) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from glm1m.documents.answer import document_prompt
-from glm1m.documents.lookup import contents, prompt, read
+from glm1m.documents.lookup import listed, prompt, read
 from glm1m.documents.pages import DocumentText, Kind, Page
 from glm1m.documents.prompt import QUESTION, Prompt, members
 from glm1m.documents.prompt_ids import KeptIds, prompt_ids
@@ -39,7 +39,7 @@ def test_a_sets_members_come_from_the_set_not_from_its_headers() -> None:
     headless = replace(SET, pages=tuple(replace(page, head="") for page in SET.pages))
     assert [(m.label, m.name, len(m.pages)) for m in members(headless)] == [
         ("A", "manual.pdf", 3), ("B", "notes \"v2\".md", 2)]
-    assert "B notes \"v2\".md" in contents(headless)
+    assert "B notes \"v2\".md" in listed(headless).render("en")
     assert read(headless, "B § 2", LIMITS).found == ("B § 2",)
 
 
