@@ -161,8 +161,8 @@ async def on_message(message: cl.Message) -> None:
     if uploads.csv:
         glossary = (uploads.glossary[0].path, uploads.glossary[0].name) if uploads.glossary else None
         await run_translation(uploads.csv[0].path, uploads.csv[0].name, glossary)
-    elif uploads.pdf:
-        await read_documents(uploads.pdf, text)
+    elif uploads.documents:
+        await read_documents(uploads.documents, text)
     elif uploads.other and not text.strip():
         await cl.ErrorMessage(content=t(session.lang(), "unsupported"), author="glm1m").send()
     elif session.current().document is not None:

@@ -68,7 +68,7 @@ async def run_grid_page(elements: Sequence[UploadedFile], text: str) -> None:
     lang = state.lang
     uploads = sort_uploads(elements)
     tables = uploads.csv + uploads.glossary  # under Grid a table is the questions, never translated
-    if not uploads.pdf or not (tables or text.strip()):
+    if not uploads.documents or not (tables or text.strip()):
         await say(t(lang, "grid_how", command=COMMANDS[lang]))
         return
     if len(tables) > 1:
@@ -79,7 +79,7 @@ async def run_grid_page(elements: Sequence[UploadedFile], text: str) -> None:
     params = replace(params_of(settings), max_tokens=state.params.max_tokens)
     asking = Asking((), llm(), settings, user_shelf(), ReadOptions.of(settings), params, lang,
                     asyncio.Lock())
-    folder, asking, documents = await asyncio.to_thread(prepare, uploads.pdf, tables[:1], text, asking)
+    folder, asking, documents = await asyncio.to_thread(prepare, uploads.documents, tables[:1], text, asking)
     output = folder / f"{t(lang, 'grid_file_stem')}{xlsx.FORMAT.suffixes[0]}"  # the grid's sheets: XLSX
     earlier = await asyncio.to_thread(kept, output)
     status = await StatusLine(t(lang, "tr_starting"),

@@ -26,7 +26,7 @@ class Upload:
 
 
 GLOSSARY_NAMES = ("glossary", "terms", "术语", "词汇")
-DOCUMENT_MIMES = {f.mime for f in FORMATS}  # every document format goes to the `pdf` list
+DOCUMENT_MIMES = {f.mime for f in FORMATS}  # every document format goes to the `documents` list
 TABLE_MIMES = {m for f in table_formats() for m in f.mimes}  # every table goes to the `csv` list
 
 
@@ -34,7 +34,7 @@ TABLE_MIMES = {m for f in table_formats() for m in f.mimes}  # every table goes 
 class Uploads:
     csv: list[Upload] = field(default_factory=list)
     glossary: list[Upload] = field(default_factory=list)  # a CSV named like a glossary
-    pdf: list[Upload] = field(default_factory=list)  # every document: PDF, DOCX, EPUB, ... (formats.py)
+    documents: list[Upload] = field(default_factory=list)  # every document: PDF, DOCX, EPUB, ... (formats.py)
     other: list[Upload] = field(default_factory=list)
 
     def left_out(self) -> Said | None:
@@ -43,7 +43,7 @@ class Uploads:
         ignored without a word; None if none are."""
         if not self.csv:
             return None
-        used, tables, documents = self.csv[0], self.csv[1:], self.pdf
+        used, tables, documents = self.csv[0], self.csv[1:], self.documents
         unread = tables + documents
         if not unread:
             return None
@@ -61,7 +61,7 @@ def sort_uploads(elements: Sequence[UploadedFile]) -> Uploads:
         if table_format(element.name) is not None or mime in TABLE_MIMES:
             uploads.csv.append(upload)
         elif format_of(element.name) is not None or mime in DOCUMENT_MIMES:
-            uploads.pdf.append(upload)
+            uploads.documents.append(upload)
         else:
             uploads.other.append(upload)
     # With two CSVs attached, the one named like a glossary is the glossary; a single CSV is

@@ -20,6 +20,6 @@ def test_files_a_message_cannot_use_are_named_not_ignored() -> None:
     assert sort([F("rows.csv"), F("more.xlsx")]).left_out().render(EN).startswith(
         "Only rows.csv is read: one table per message, so more.xlsx was not read.")
     documents = sort([F("a.pdf"), F("b.docx"), F("c.md")])
-    assert documents.left_out() is None and [f.name for f in documents.pdf] == ["a.pdf", "b.docx", "c.md"]
+    assert documents.left_out() is None and [f.name for f in documents.documents] == ["a.pdf", "b.docx", "c.md"]
     assert sort([F("rows.csv"), F("glossary.csv")]).left_out() is None  # the glossary is used
     assert sort([F("a.pdf")]).left_out() is None

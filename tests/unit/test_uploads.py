@@ -28,7 +28,7 @@ def test_beside_data_a_csv_named_glossary_is_the_glossary() -> None:
 
 def test_pdfs_by_extension_or_mime_and_the_rest_apart() -> None:
     uploads = sort_uploads([File("a.PDF"), File("scan", "application/pdf"), File("x.pptx")])
-    assert [f.name for f in uploads.pdf] == ["a.PDF", "scan"] and [f.name for f in uploads.other] == ["x.pptx"]
+    assert [f.name for f in uploads.documents] == ["a.PDF", "scan"] and [f.name for f in uploads.other] == ["x.pptx"]
 
 
 @pytest.mark.parametrize("sent, stem", [
