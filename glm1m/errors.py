@@ -80,7 +80,7 @@ class LimitReached(DocumentError):
     the message names the setting (glm1m/documents/limits.py checks them)."""
 
 
-class CsvError(UserFacingError):
+class TableError(UserFacingError):
     """A table cannot be read as asked; the message says why and what to do."""
     lead = "lead_table"
 

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import IO, Any
 
-from glm1m.errors import CsvError
+from glm1m.errors import TableError
 from glm1m.translation.fanout import Result
 from glm1m.translation.source import hash_file
 
@@ -66,7 +66,7 @@ class Checkpoint:
             self.path.write_text("", encoding="utf-8")
             return
         if header is None or header.get("job") != self.job_id:
-            raise CsvError(key="checkpoint_other", name=self.path.name)
+            raise TableError(key="checkpoint_other", name=self.path.name)
         for line in lines[1:]:
             record = _parse(line)
             if record is not None:

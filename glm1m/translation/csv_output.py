@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from glm1m.errors import CsvError
+from glm1m.errors import TableError
 from glm1m.translation.cells import FIELD_LIMIT, NUMBER
 from glm1m.translation.fanout import Result
 
@@ -71,7 +71,7 @@ def rows_above(source: CsvSource) -> list[list[str]]:
         with source.path.open(encoding=source.encoding, newline="") as f:
             return list(islice(csv.reader(f, delimiter=source.delimiter), source.header_row - 1))
     except UnicodeDecodeError as error:  # detect_encoding read it all: it changed since
-        raise CsvError(key="csv_changed", name=source.shown_name,
+        raise TableError(key="csv_changed", name=source.shown_name,
                        encoding=source.encoding_name) from error
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from glm1m.catalog import EN, render, said
 from glm1m.counting import OnTokens
-from glm1m.errors import CsvError
+from glm1m.errors import TableError
 from glm1m.files import replace_when_done
 from glm1m.llm import Llm
 from glm1m.progress import OnProgress, Progress, Stage, Tally, ignore, unit_said
@@ -98,7 +98,7 @@ def check_output(output: Path, *inputs: Path) -> None:
     is written while the input is read again, which would destroy it."""
     for path in inputs:
         if output.exists() and path.exists() and os.path.samefile(output, path):
-            raise CsvError(key="output_is_input", output=output, path=path)
+            raise TableError(key="output_is_input", output=output, path=path)
 
 
 def checkpoint_path(output: Path) -> Path:
@@ -167,7 +167,7 @@ async def run_locked(source: TableSource, job: Job, llm: Llm, output: Path, on_p
                                                        job.target_language, job.lang))
         except OSError as error:  # a full disk, a folder that went away: a sentence, rows kept
             checkpoint.close()
-            raise CsvError(key="output_write_failed", name=output.name,
+            raise TableError(key="output_write_failed", name=output.name,
                            reason=error.strerror) from error
         except BaseException:
             checkpoint.close()  # not assembled: keep every finished row for the next run

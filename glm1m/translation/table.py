@@ -23,7 +23,7 @@ import pandas as pd
 
 from glm1m.catalog import Said, said
 from glm1m.encoding import detect_encoding as find_encoding, encoding_name
-from glm1m.errors import CsvError
+from glm1m.errors import TableError
 from glm1m.translation.cells import FIELD_LIMIT, NUMBER
 from glm1m.translation.source import Reading, TableFormat, TableSource, stamp
 
@@ -123,7 +123,7 @@ def detect_encoding(path: Path, name: str | None = None) -> str:
     charset-normalizer finds (GB18030 for GBK files, Windows-1252 for Western ones, ...): see
     glm1m.encoding. The whole file is decoded with the result, so a bad byte deep in it, or a
     last character cut short, gets the sentence."""
-    return find_encoding(path, name or path.name, CsvError, SAVE_AS_UTF8)
+    return find_encoding(path, name or path.name, TableError, SAVE_AS_UTF8)
 
 
 @dataclass(frozen=True)
@@ -183,7 +183,7 @@ def find_layout(text: str, name: str) -> Layout:
             continue
         return Layout(delimiter, number, tuple(fields))
     if first is None:
-        raise CsvError(key="table_no_header", name=name)
+        raise TableError(key="table_no_header", name=name)
     return Layout(delimiter, first[0], tuple(first[1]))
 
 
@@ -206,12 +206,12 @@ def _rows(path: Path, encoding: str, layout: Layout, name: str, digest: Any = No
                 if number <= layout.header_row or not fields:
                     continue
                 if len(fields) > width and any(fields[width:]):
-                    raise CsvError(key="table_row_width", name=name, row=number, fields=len(fields),
+                    raise TableError(key="table_row_width", name=name, row=number, fields=len(fields),
                                    header=layout.header_row, width=width,
                                    delimiter=said(f"delimiter_{DELIMITER_NAMES[layout.delimiter]}"))
                 yield fields[:width] + [""] * (width - len(fields))
         except csv.Error as error:
-            raise CsvError(key="csv_row_unreadable", name=name, row=number + 1, error=error) from error
+            raise TableError(key="csv_row_unreadable", name=name, row=number + 1, error=error) from error
 
 
 def _frames(rows: Iterator[list[str]], header: Sequence[str]) -> Iterator[pd.DataFrame]:
@@ -234,7 +234,7 @@ def read_chunks(source: CsvSource) -> Iterator[pd.DataFrame]:
         yield from _frames(_rows(source.path, source.encoding, layout, source.shown_name),
                            source.columns)
     except UnicodeDecodeError as error:  # detect_encoding read it all: it changed since
-        raise CsvError(key="csv_changed", name=source.shown_name,
+        raise TableError(key="csv_changed", name=source.shown_name,
                        encoding=source.encoding_name) from error
 
 
@@ -247,9 +247,9 @@ def open_source(path: Path, column: str | None = None, name: str | None = None,
     key, so neither reads the file again."""
     name = name or path.name
     if not path.is_file():  # "is empty" for a mistyped path sent users looking in the file
-        raise CsvError(key="doc_not_a_file", path=name)
+        raise TableError(key="doc_not_a_file", path=name)
     if path.stat().st_size == 0:
-        raise CsvError(key="table_empty", name=name)
+        raise TableError(key="table_empty", name=name)
     encoding = detect_encoding(path, name)
     layout = find_layout(_text_sample(path, encoding), name)
     before, digest = stamp(path), hashlib.sha256()
@@ -257,12 +257,12 @@ def open_source(path: Path, column: str | None = None, name: str | None = None,
     first = next(_frames(itertools.islice(rows, CHUNK_ROWS), layout.header), None)
     count = 0 if first is None else len(first) + sum(1 for _ in rows)  # the rest, for their fields
     if first is None:
-        raise CsvError(key="table_header_only", name=name)
+        raise TableError(key="table_header_only", name=name)
     header = layout.header
     wanted = tuple(dict.fromkeys(columns or ([column] if column is not None else [])))
     for each in wanted:
         if each not in header:
-            raise CsvError(key="csv_no_column", name=name, column=repr(each),
+            raise TableError(key="csv_no_column", name=name, column=repr(each),
                            columns=[repr(c) for c in header])  # a name may hold a comma
     opened = (before, digest) if stamp(path) == before else None  # changed while read: hash again
     return CsvSource(path, encoding, header, wanted or (first_text_column(first),), name,
@@ -323,9 +323,9 @@ def read_glossary(path: Path, name: str | None = None) -> tuple[tuple[str, str],
         with path.open(encoding=encoding, newline="") as f:
             rows = [r for r in csv.reader(f, delimiter=delimiter) if r]
     except (csv.Error, UnicodeDecodeError) as error:
-        raise CsvError(key="glossary_not_csv", name=name, error=error) from error
+        raise TableError(key="glossary_not_csv", name=name, error=error) from error
     if max(len(r) for r in rows) < 2:
-        raise CsvError(key="glossary_two_columns", name=name)
+        raise TableError(key="glossary_two_columns", name=name)
     pairs = [(r[0].strip(), (r[1] if len(r) > 1 else "").strip()) for r in rows if r[0].strip()]
     if pairs and pairs[0][0].lower() in ("term", "source", "术语", "原文"):
         pairs = pairs[1:]  # a header row
@@ -335,7 +335,7 @@ def read_glossary(path: Path, name: str | None = None) -> tuple[tuple[str, str],
 def _open(path: Path, name: str, sheet: str | None, columns: Sequence[str],
           settings: object = None) -> CsvSource:
     if sheet is not None:
-        raise CsvError(key="csv_no_sheets", name=name)
+        raise TableError(key="csv_no_sheets", name=name)
     return open_source(path, None, name, columns=columns)
 
 

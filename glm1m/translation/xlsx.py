@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from glm1m.catalog import Said, said
-from glm1m.errors import CsvError
+from glm1m.errors import TableError
 from glm1m.settings import Settings, get_settings
 from glm1m.translation.source import Reading, TableFormat, TableSource
 from glm1m.translation.xlsx_container import OLE_MAGIC, all_rows, check_container, load
@@ -129,10 +129,10 @@ def open_workbook(path: Path, sheet: str | None = None, columns: Sequence[str] =
     try:
         sheets = tuple(ws.title for ws in book.worksheets)  # chart sheets hold no cells
         if sheet is not None and sheet not in sheets:
-            raise CsvError(key="xlsx_no_sheet", name=name, sheet=repr(sheet),
+            raise TableError(key="xlsx_no_sheet", name=name, sheet=repr(sheet),
                            sheets=[repr(s) for s in sheets])
         if not sheets:
-            raise CsvError(key="xlsx_only_charts", name=name)
+            raise TableError(key="xlsx_only_charts", name=name)
         ws = book[sheet] if sheet is not None else book.active
         if ws is None or ws.title not in sheets:  # Excel opens on a chart sheet
             ws = book[sheets[0]]
@@ -142,7 +142,7 @@ def open_workbook(path: Path, sheet: str | None = None, columns: Sequence[str] =
     finally:
         book.close()
     if header_row == 0:
-        raise CsvError(key="sheet_empty", sheet=repr(title), name=name, others=_others(sheets, title))
+        raise TableError(key="sheet_empty", sheet=repr(title), name=name, others=_others(sheets, title))
     letters = tuple(_letter(i) for i in range(len(header)))
     labels = _labels(header, letters)
     texts = _text_columns(labels, scanned)
@@ -152,7 +152,7 @@ def open_workbook(path: Path, sheet: str | None = None, columns: Sequence[str] =
                         settings.xlsx_max_rows, texts, counted)
     chosen = tuple(_find(source, c) for c in columns) or ((texts or labels)[0],)
     if not scanned:
-        raise CsvError(key="sheet_header_only", sheet=repr(title), name=name,
+        raise TableError(key="sheet_header_only", sheet=repr(title), name=name,
                        others=_others(sheets, title))
     return source.with_columns(chosen)
 
@@ -176,8 +176,8 @@ def _check_rows(ws: Any, name: str, limit: int) -> None:
             raise too_many_rows(name, ws.title, limit)
 
 
-def too_many_rows(name: str, sheet: str, limit: int) -> CsvError:
-    return CsvError(key="sheet_too_many_rows", sheet=repr(sheet), name=name, limit=limit)
+def too_many_rows(name: str, sheet: str, limit: int) -> TableError:
+    return TableError(key="sheet_too_many_rows", sheet=repr(sheet), name=name, limit=limit)
 
 
 def _scan(ws: Any) -> tuple[int, tuple[Any, ...], list[tuple[Any, ...]], int | None]:
@@ -242,7 +242,7 @@ def _find(source: XlsxSource, wanted: str) -> str:
         return wanted
     if wanted.upper() in source.letters:
         return source.columns[source.letters.index(wanted.upper())]
-    raise CsvError(key="sheet_no_column", sheet=repr(source.sheet), name=source.shown_name,
+    raise TableError(key="sheet_no_column", sheet=repr(source.sheet), name=source.shown_name,
                    column=repr(wanted), columns=source.listing())
 
 

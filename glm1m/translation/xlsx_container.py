@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from glm1m.errors import CsvError
+from glm1m.errors import TableError
 from glm1m.settings import Settings
 
 MB = 1024 * 1024
@@ -28,26 +28,26 @@ def check_container(path: Path, name: str, settings: Settings) -> None:
     The sizes checked are the zip directory's: Python's zipfile never inflates a member past the
     size its directory declares (it stops there and fails the CRC), so a lying entry cannot pass."""
     if not path.is_file():  # "is empty" for a mistyped path sent users looking in the file
-        raise CsvError(key="doc_not_a_file", path=name)
+        raise TableError(key="doc_not_a_file", path=name)
     if path.stat().st_size == 0:
-        raise CsvError(key="table_empty", name=name)
+        raise TableError(key="table_empty", name=name)
     with path.open("rb") as f:
         head = f.read(len(OLE_MAGIC))
     if head == OLE_MAGIC:
         if _holds(path, ENCRYPTED_STREAM):
-            raise CsvError(key="xlsx_encrypted", name=name)
-        raise CsvError(key="xlsx_old", name=name)
+            raise TableError(key="xlsx_encrypted", name=name)
+        raise TableError(key="xlsx_old", name=name)
     try:
         with zipfile.ZipFile(path) as archive:
             members = archive.infolist()
     except (zipfile.BadZipFile, OSError) as error:
-        raise CsvError(key="xlsx_unreadable", name=name) from error
+        raise TableError(key="xlsx_unreadable", name=name) from error
     unpacked = sum(m.file_size for m in members)
     limit = settings.xlsx_max_unpacked_mb
     if unpacked > limit * MB:
-        raise CsvError(key="xlsx_unpacks_too_large", name=name, mb=unpacked / MB, limit=limit)
+        raise TableError(key="xlsx_unpacks_too_large", name=name, mb=unpacked / MB, limit=limit)
     if not any(m.filename == "xl/workbook.xml" for m in members):
-        raise CsvError(key="xlsx_not_workbook", name=name)
+        raise TableError(key="xlsx_not_workbook", name=name)
 
 
 def _holds(path: Path, needle: bytes) -> bool:
@@ -83,7 +83,7 @@ def load(path: Path, name: str, **kw: Any) -> Any:
         raise
     except Exception as error:
         handle.close()
-        raise CsvError(key="xlsx_openpyxl_failed", name=name, error=type(error).__name__) from error
+        raise TableError(key="xlsx_openpyxl_failed", name=name, error=type(error).__name__) from error
     if not kw.get("read_only"):
         handle.close()  # a whole workbook has been read by now
         return book

@@ -24,7 +24,7 @@ from copy import copy
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from glm1m.errors import CsvError
+from glm1m.errors import TableError
 from glm1m.translation.csv_output import FORMULA_START, translation_columns
 from glm1m.translation.fanout import Result
 from glm1m.translation.xlsx_container import all_rows, load
@@ -53,7 +53,7 @@ def assemble_xlsx(source: XlsxSource, rows: Iterable[tuple[int, tuple[str, ...]]
     first_new = _first_free_column(ws)
     count = len(source.chosen)
     if first_new + count > MAX_COLUMNS:
-        raise CsvError(key="sheet_no_free_columns", sheet=repr(source.sheet), name=source.shown_name)
+        raise TableError(key="sheet_no_free_columns", sheet=repr(source.sheet), name=source.shown_name)
     positions = [source.position(c) + 1 for c in source.chosen]
     for j, (col, header) in enumerate(zip(positions, translated_headers(source, language),
                                           strict=True)):
@@ -86,7 +86,7 @@ def assemble_xlsx(source: XlsxSource, rows: Iterable[tuple[int, tuple[str, ...]]
     except (OSError, MemoryError):
         raise  # the job's sentence for a full disk; a MemoryError is not the file's fault
     except Exception as error:  # what openpyxl read it cannot write back
-        raise CsvError(key="xlsx_write_failed", name=source.shown_name,
+        raise TableError(key="xlsx_write_failed", name=source.shown_name,
                        error=type(error).__name__) from error
 
 
@@ -173,7 +173,7 @@ def is_finished_xlsx(source: XlsxSource, output: Path) -> bool:
         return False
     try:
         book = load(output, output.name, read_only=True, data_only=True)
-    except CsvError:
+    except TableError:
         return False
     try:
         if source.sheet not in book.sheetnames:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from glm1m.errors import CsvError
+from glm1m.errors import TableError
 from glm1m.translation.table import open_source, read_glossary
 from tests.support.tables import cells, csv_bytes
 
@@ -85,7 +85,7 @@ def test_unreadable_files_get_one_sentence(tmp_path: Path, data: bytes, says: st
     for name, read in (("in.csv", open_source), ("glossary.csv", read_glossary)):
         path = tmp_path / name
         path.write_bytes(data)
-        with pytest.raises(CsvError, match=re.escape(says)) as raised:
+        with pytest.raises(TableError, match=re.escape(says)) as raised:
             read(path)
         assert str(raised.value).startswith(name)
 

@@ -13,7 +13,7 @@ import pytest
 
 from glm1m.documents.reflow import read_reflowing
 from glm1m.documents.text import read_text_file
-from glm1m.errors import CsvError, DocumentError
+from glm1m.errors import DocumentError, TableError
 from glm1m.translation.table import open_source
 from tests.support.tables import cells, csv_bytes
 
@@ -115,7 +115,7 @@ def test_a_utf8_file_with_one_foreign_byte_is_named_by_byte_and_line(tmp_path: P
     path = tmp_path / "in.csv"
     path.write_bytes(data)
     bad = data.index("ö".encode("cp1252"))
-    with pytest.raises(CsvError, match=re.escape(f"byte {bad} is not UTF-8 (line 4)")):
+    with pytest.raises(TableError, match=re.escape(f"byte {bad} is not UTF-8 (line 4)")):
         open_source(path)
     text = tmp_path / "in.md"
     text.write_bytes(data)

@@ -13,7 +13,7 @@ import pytest
 import glm1m.translation.csv_output as csv_output
 from glm1m.cli.main import run as cli_run
 from glm1m.cli.translate import stopped_line
-from glm1m.errors import CsvError, ServerError
+from glm1m.errors import ServerError, TableError
 from glm1m.progress import Progress, Stage
 from glm1m.translation.checkpoint import Checkpoint
 from glm1m.translation.fanout import Job, Result
@@ -119,7 +119,7 @@ async def test_a_checkpoint_of_another_job_is_refused(tmp_path: Path) -> None:
     source = open_source(tmp_path / "in.csv")
     assert job_key(source, german) != job_key(source, JOB)
     llm = ScriptedLlm()
-    with pytest.raises(CsvError, match="progress of a different input file or different settings"):
+    with pytest.raises(TableError, match="progress of a different input file or different settings"):
         await run(tmp_path, llm, job=german)
     assert llm.calls == []
 
@@ -169,7 +169,7 @@ async def test_an_interrupted_assembly_leaves_the_previous_output_whole(
         real_write(frame, path, first, above)
 
     monkeypatch.setattr(csv_output, "write_chunk", write_then_stop)
-    with pytest.raises(CsvError, match="could not be written .No space left on device.. Free some space"):
+    with pytest.raises(TableError, match="could not be written .No space left on device.. Free some space"):
         await run(tmp_path, ScriptedLlm(reply=lambda messages: "other"))
     assert out.read_bytes() == before  # not cut after the first chunk
     assert parts_left(tmp_path) == []
@@ -226,7 +226,7 @@ async def test_an_output_that_is_the_input_is_refused_and_the_input_kept(tmp_pat
     data = write_input(tmp_path).read_bytes()
     llm = ScriptedLlm()
     for output in same_file_spellings(tmp_path):
-        with pytest.raises(CsvError, match="is the file .* itself; writing the translation there"):
+        with pytest.raises(TableError, match="is the file .* itself; writing the translation there"):
             await run_job(open_source(tmp_path / "in.csv"), JOB, llm, output)
         assert (tmp_path / "in.csv").read_bytes() == data
     assert llm.calls == []

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from glm1m.catalog import EN
-from glm1m.errors import CsvError
+from glm1m.errors import TableError
 from glm1m.translation.fanout import Result
 from glm1m.translation.table import open_source, read_glossary
 
@@ -39,7 +39,7 @@ def test_a_row_with_one_field_more_than_its_header_is_refused_naming_it(tmp_path
     # pandas took the first column as the index: it vanished, every other shifted left, exit 0.
     path = tmp_path / "in.csv"
     path.write_text("id,text,note\n1,hello,a\n2,world,b,extra\n3,again,c\n", encoding="utf-8")
-    with pytest.raises(CsvError) as raised:
+    with pytest.raises(TableError) as raised:
         open_source(path)
     message = str(raised.value)
     assert message.startswith("in.csv row 3 has 4 fields but its header (row 1) has 3: ")
@@ -49,7 +49,7 @@ def test_a_row_with_one_field_more_than_its_header_is_refused_naming_it(tmp_path
 def test_every_data_row_longer_than_the_header_is_refused_not_shifted(tmp_path: Path) -> None:
     path = tmp_path / "in.csv"
     path.write_text("text,note\n1,hello,a\n2,world,b\n", encoding="utf-8")
-    with pytest.raises(CsvError, match=r"row 2 has 3 fields but its header \(row 1\) has 2"):
+    with pytest.raises(TableError, match=r"row 2 has 3 fields but its header \(row 1\) has 2"):
         open_source(path)
 
 
@@ -111,7 +111,7 @@ def test_the_new_sentences_read_in_chinese(tmp_path: Path) -> None:
     mixed.write_bytes("id,text\n1,你好世界\n".encode() + "2,Gödel\n".encode("cp1252"))
     said = []
     for path in (long_row, mixed):
-        with pytest.raises(CsvError) as raised:
+        with pytest.raises(TableError) as raised:
             open_source(path)
         said.append(raised.value.in_language(ZH))
     assert said[0].startswith("长.csv 第 2 行有 3 个字段，而表头（第 1 行）只有 2 个。")

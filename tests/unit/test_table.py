@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from glm1m.translation.csv_output import neutralise, write_chunk
-from glm1m.translation.table import CHUNK_ROWS, CsvError, open_source, read_chunks, read_glossary
+from glm1m.translation.table import CHUNK_ROWS, TableError, open_source, read_chunks, read_glossary
 
 CHINESE = "标题,内容\n1,你好，世界\n2,合同条款\n"
 
@@ -42,14 +42,14 @@ def test_first_text_column_skips_numbers(tmp_path: Path) -> None:
 def test_empty_inputs_get_a_sentence(tmp_path: Path, content: str, sentence: str) -> None:
     path = tmp_path / "in.csv"
     path.write_text(content, encoding="utf-8")
-    with pytest.raises(CsvError, match=sentence):
+    with pytest.raises(TableError, match=sentence):
         open_source(path)
 
 
 def test_unknown_column_lists_the_real_ones(tmp_path: Path) -> None:
     path = tmp_path / "in.csv"
     path.write_text("a,b\n1,x\n", encoding="utf-8")
-    with pytest.raises(CsvError, match="no column named 'c'; its columns are 'a', 'b'"):
+    with pytest.raises(TableError, match="no column named 'c'; its columns are 'a', 'b'"):
         open_source(path, "c")
 
 
@@ -63,7 +63,7 @@ def test_undecodable_bytes_get_a_sentence(tmp_path: Path) -> None:
     # Bytes no text encoding makes sense of (b"\xff\xfe\xff" alone is "ÿþÿ" in Windows-1252).
     path = tmp_path / "in.csv"
     path.write_bytes(b"id,text\n1," + bytes(range(128, 256)) * 50)
-    with pytest.raises(CsvError, match="neither UTF-8 nor GBK"):
+    with pytest.raises(TableError, match="neither UTF-8 nor GBK"):
         open_source(path)
 
 

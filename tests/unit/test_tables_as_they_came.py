@@ -17,7 +17,7 @@ import openpyxl
 import pytest
 
 from glm1m.catalog import EN, ZH
-from glm1m.errors import ContextTooLong, CsvError, ServerBusy
+from glm1m.errors import ContextTooLong, ServerBusy, TableError
 from glm1m.translation.csv_output import neutralise
 from glm1m.translation.fanout import Job
 from glm1m.translation.formats import open_table
@@ -140,7 +140,7 @@ def test_a_ragged_record_below_cells_with_line_breaks_is_named_by_its_spreadshee
     path.write_text("Report\n" + csv_text(rows) + "11,x,y,extra\n", encoding="utf-8", newline="")
     # Row 1 the title, row 2 the header, rows 3-12 the records above: the long record is row 13
     # (a spreadsheet's row number), though it starts on the file's 15th line.
-    with pytest.raises(CsvError) as raised:
+    with pytest.raises(TableError) as raised:
         open_source(path)
     assert str(raised.value).startswith("in.csv row 13 has 4 fields but its header (row 2) has 3: ")
     assert raised.value.in_language(ZH).startswith("in.csv 第 13 行有 4 个字段，而表头（第 2 行）只有 3 个。")
@@ -149,7 +149,7 @@ def test_a_ragged_record_below_cells_with_line_breaks_is_named_by_its_spreadshee
 def test_a_csv_column_list_quotes_each_name(tmp_path: Path) -> None:
     path = tmp_path / "in.csv"
     path.write_text(csv_text([["Name, first", "Age", "text"], ["Ann", "3", "hi"]]), encoding="utf-8")
-    with pytest.raises(CsvError) as raised:
+    with pytest.raises(TableError) as raised:
         open_source(path, "Name")
     assert str(raised.value) == ("in.csv has no column named 'Name'; "
                                  "its columns are 'Name, first', 'Age', 'text'.")
@@ -173,11 +173,11 @@ def test_a_sheet_column_and_sheet_list_quotes_each_name(tmp_path: Path) -> None:
     book.active.append(["Ann", 3, "hi"])
     book.create_sheet("Notes")["A1"] = "x"
     book.save(tmp_path / "b.xlsx")
-    with pytest.raises(CsvError) as raised:
+    with pytest.raises(TableError) as raised:
         open_table(tmp_path / "b.xlsx", columns=("Name",))
     assert str(raised.value) == ("Sheet 'Data, 2024' of b.xlsx has no column 'Name'; "
                                  "its columns are 'Name, first' (A), 'B', 'text' (C).")
-    with pytest.raises(CsvError) as raised:
+    with pytest.raises(TableError) as raised:
         open_table(tmp_path / "b.xlsx", sheet="Data")
     assert str(raised.value) == "b.xlsx has no sheet named 'Data'; its sheets are 'Data, 2024', 'Notes'."
 

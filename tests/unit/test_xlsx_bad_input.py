@@ -13,7 +13,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 
-from glm1m.errors import CsvError
+from glm1m.errors import TableError
 from glm1m.settings import Settings
 from glm1m.translation.formats import open_table
 from tests.conftest import ROOT
@@ -35,7 +35,7 @@ def book(path: Path, rows: int = 3, sheets: tuple[str, ...] = ("Data",)) -> Path
 
 
 def refused(path: Path, settings: Settings = SETTINGS, **kw) -> str:
-    with pytest.raises(CsvError) as caught:
+    with pytest.raises(TableError) as caught:
         open_table(path, settings=settings, **kw)
     return str(caught.value)
 
@@ -97,7 +97,7 @@ def test_too_many_rows_gets_the_limit_sentence(tmp_path: Path) -> None:
     # A sheet that declares a smaller size than it has is counted as it is read.
     declaring(tmp_path / "big.xlsx", tmp_path / "lying.xlsx", b"A1:B2")
     source = open_table(tmp_path / "lying.xlsx", settings=small)
-    with pytest.raises(CsvError, match="has more than 50 rows, the most glm1m translates"):
+    with pytest.raises(TableError, match="has more than 50 rows, the most glm1m translates"):
         sum(len(chunk) for chunk in source.cell_chunks())
     # Within the limit, every row is read, not only the two declared; a sheet that declares a
     # million rows (as Gnumeric does) for the few it holds is not refused.
@@ -150,9 +150,9 @@ def test_the_cli_says_one_sentence_and_exits_2(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("suffix", [".csv", ".xlsx"])
 def test_a_missing_table_is_said_to_be_missing_not_empty(tmp_path: Path, suffix: str) -> None:
-    with pytest.raises(CsvError) as refused_error:
+    with pytest.raises(TableError) as refused_error:
         open_table(tmp_path / f"nope{suffix}", settings=SETTINGS)
     assert str(refused_error.value) == f"nope{suffix} is not a file that can be read (check the path)."
     (tmp_path / f"empty{suffix}").write_bytes(b"")
-    with pytest.raises(CsvError, match="is empty: there is nothing to translate"):
+    with pytest.raises(TableError, match="is empty: there is nothing to translate"):
         open_table(tmp_path / f"empty{suffix}", settings=SETTINGS)

@@ -13,7 +13,7 @@ from openpyxl.cell.text import InlineFont
 from openpyxl.chart import BarChart, Reference
 
 from glm1m.chainlit_app.uploads import sort_uploads
-from glm1m.errors import CsvError
+from glm1m.errors import TableError
 from glm1m.translation.fanout import Job
 from glm1m.translation.formats import open_table
 from glm1m.translation.job import job_key, run_job
@@ -56,9 +56,9 @@ def test_one_csv_column_keeps_the_job_key_of_earlier_versions(tmp_path: Path) ->
 
 def test_csv_refuses_a_sheet_and_an_unknown_column(tmp_path: Path) -> None:
     path = write_csv(tmp_path / "in.csv")
-    with pytest.raises(CsvError, match="is a CSV file, which has no sheets"):
+    with pytest.raises(TableError, match="is a CSV file, which has no sheets"):
         open_table(path, sheet="Sheet1")
-    with pytest.raises(CsvError, match="no column named 'price'; its columns are 'id', 'text', 'note'"):
+    with pytest.raises(TableError, match="no column named 'price'; its columns are 'id', 'text', 'note'"):
         open_table(path, columns=("text", "price"))
 
 
