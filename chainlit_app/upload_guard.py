@@ -62,7 +62,7 @@ class FileKind:
 # the page's file picker, these checks and their sentences follow.
 KINDS = (
     # Every document format, under the documents' limit.
-    *(FileKind(f.name, f.suffixes, f.mime, "pdf_max_mb", "use_ask")
+    *(FileKind(f.name, f.suffixes, f.mime, "document_max_mb", "use_ask")
       for f in FORMATS),
     # Every table format, each under its own limit.
     *(FileKind(f.name, f.suffixes, f.mime, f.limit_setting, f.use) for f in table_formats()),

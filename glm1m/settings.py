@@ -83,7 +83,11 @@ class Settings(BaseSettings):
     map_note_tokens: int = Field(512, ge=16, description="longest notes taken from one chunk")
     lookup_calls: int = Field(8, ge=1, description="lookups the model may make for one answer (look-up)")
     lookup_chars: int = Field(6000, ge=200, description="characters one lookup gives back (look-up)")
-    pdf_max_mb: float = Field(200.0, gt=0, description="largest PDF accepted, in MB")
+    # Was GLM1M_PDF_MAX_MB, when PDF was the one format; that name is still read (the new one
+    # first, so with both set the new one counts).
+    document_max_mb: float = Field(
+        200.0, gt=0, validation_alias=AliasChoices("GLM1M_DOCUMENT_MAX_MB", "GLM1M_PDF_MAX_MB"),
+        description="largest document (any format: PDF, DOCX, EPUB, ...) accepted, in MB")
     pdf_max_pages: int = Field(5000, ge=1, description="most pages accepted in one PDF")
     ocr: str = Field("auto", **one_of("auto", "always", "never"),
                      description="OCR of scanned pages: auto (pages without a text layer), "
@@ -264,9 +268,19 @@ def _field_of_alias(alias: str) -> FieldInfo | None:
 
 
 def _variable(name: str, field: FieldInfo) -> str:
-    if isinstance(field.validation_alias, AliasChoices):
-        return str(field.validation_alias.choices[0])
+    if isinstance(field.validation_alias, AliasChoices):  # the first of its names that is set
+        choices = [str(c) for c in field.validation_alias.choices]
+        return next((c for c in choices if _is_set(c)), choices[0])
     return f"{Settings.model_config.get('env_prefix', '')}{name}".upper()
+
+
+def _is_set(variable: str) -> bool:
+    """Whether the environment or .env gives `variable`, read as Settings reads them (pydantic
+    reports a bad value under an alias's first name, whichever name gave it)."""
+    class One(BaseSettings):
+        model_config = SettingsConfigDict(**{**Settings.model_config, "populate_by_name": False})
+        value: str | None = Field(None, validation_alias=variable)
+    return One().value is not None
 
 
 KINDS = {int: "kind_int", float: "kind_float", bool: "kind_bool", Path: "kind_path", str: "kind_str"}

@@ -80,7 +80,7 @@ class ReadOptions:
 
     @classmethod
     def of(cls, settings: Settings, ocr: str | None = None) -> ReadOptions:
-        return cls(settings.pdf_max_mb, settings.pdf_max_pages, OcrOptions.of(settings, ocr),
+        return cls(settings.document_max_mb, settings.pdf_max_pages, OcrOptions.of(settings, ocr),
                    settings.document_max_unpacked_mb, settings.document_max_unpack_ratio,
                    settings.reflow_max_pages, settings.reads_per_user)
 

@@ -11,7 +11,7 @@ from glm1m.chainlit_app.upload_guard import KINDS, kind_of, too_large, too_large
 from glm1m.chainlit_app.uploads import sort_uploads
 from glm1m.settings import Settings
 
-SETTINGS = Settings(pdf_max_mb=2, csv_max_mb=1, xlsx_max_mb=1, _env_file=None)
+SETTINGS = Settings(document_max_mb=2, csv_max_mb=1, xlsx_max_mb=1, _env_file=None)
 CHINESE = re.compile(r"[\u4e00-\u9fff]")
 
 

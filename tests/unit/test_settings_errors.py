@@ -72,6 +72,9 @@ def test_good_settings_leave_help_as_it_was(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("variable", "value", "expects"), [
     ("GLM1M_AUTH", "maybe", "must be true or false: fix it, or unset it."),
+    ("GLM1M_DOCUMENT_MAX_MB", "0", "must be a number greater than 0: fix it, or unset it for the default "
+                                   "(200)."),
+    # Its name before: the sentence names the variable that was set, not the alias's first name.
     ("GLM1M_PDF_MAX_MB", "0", "must be a number greater than 0: fix it, or unset it for the default (200)."),
     ("GLM1M_OCR_DPI", "9000",
      "must be a whole number from 50 to 600: fix it, or unset it for the default (150)."),
@@ -98,3 +101,20 @@ def test_a_value_a_command_passed_from_its_options_is_named_as_the_option() -> N
         Settings(max_tokens=0, _env_file=None)
     assert str(settings_error(raised.value)) == (
         "--max-tokens 0 is not usable: it must be a whole number of at least 1.")
+
+
+def test_the_document_limit_is_read_under_its_new_name_and_its_old_one(monkeypatch: pytest.MonkeyPatch,
+                                                                       tmp_path: Path) -> None:
+    """GLM1M_DOCUMENT_MAX_MB limits every document format; GLM1M_PDF_MAX_MB, its name before, is
+    still read, and with both set the new one counts."""
+    monkeypatch.chdir(tmp_path)  # no .env
+    monkeypatch.setenv("GLM1M_PDF_MAX_MB", "5")
+    assert load_settings().document_max_mb == 5
+    monkeypatch.setenv("GLM1M_DOCUMENT_MAX_MB", "7")
+    assert load_settings().document_max_mb == 7
+    monkeypatch.delenv("GLM1M_PDF_MAX_MB")
+    assert load_settings().document_max_mb == 7
+    (tmp_path / ".env").write_text("GLM1M_PDF_MAX_MB=9\n")
+    monkeypatch.delenv("GLM1M_DOCUMENT_MAX_MB")
+    assert load_settings().document_max_mb == 9
+    assert Settings(document_max_mb=3, _env_file=None).document_max_mb == 3

@@ -8,10 +8,10 @@ import pytest
 from fastapi import HTTPException
 from starlette.requests import Request
 
-from glm1m.chainlit_app.upload_guard import MB, receive_file
+from glm1m.chainlit_app.upload_guard import MB, kind_of, receive_file, too_large
 from glm1m.settings import Settings
 
-SETTINGS = Settings(pdf_max_mb=2, csv_max_mb=1, xlsx_max_mb=1, _env_file=None)
+SETTINGS = Settings(document_max_mb=2, csv_max_mb=1, xlsx_max_mb=1, _env_file=None)
 CHUNK = 64 * 1024
 
 
@@ -82,6 +82,10 @@ async def test_a_file_over_its_kinds_limit_is_refused_whether_or_not_its_length_
         assert error.detail == "big.csv is larger than 1 MB, the limit for CSV files (GLM1M_CSV_MAX_MB)."
     ok = await receive_file(Upload("big.pdf", "application/pdf", int(1.5 * MB)).request, SETTINGS)
     assert ok.size == int(1.5 * MB)  # the PDF limit is its own
+    for name in ("big.pdf", "big.docx", "big.md"):  # every document format, one limit and its name
+        kind = kind_of(name)
+        assert kind is not None and too_large(name, kind, SETTINGS) == (
+            f"{name} is larger than 2 MB, the limit for {kind.name} files (GLM1M_DOCUMENT_MAX_MB).")
 
 
 async def test_a_body_larger_than_any_limit_is_refused_before_it_is_read() -> None:
