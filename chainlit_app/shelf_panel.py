@@ -30,6 +30,7 @@ from glm1m.documents.asking import OpenedSet, settle
 from glm1m.documents.sets import DocumentSet
 from glm1m.documents.shelf import AsyncShelf, Entry, NotOnShelf, count_key
 from glm1m.settings import get_settings
+from glm1m.sizes import mb
 
 COMMANDS = in_every_language("shelf_command_name")  # the command's id is the name the composer shows
 LISTED_MAX = 20  # shelf documents listed with buttons, latest first: more would bury the chat
@@ -114,8 +115,8 @@ async def show(named: str = "") -> None:
         actions.append(cl.Action(name="shelf_delete", payload={"sha256": entry.sha256, "name": entry.name},
                                  label=t(lang, "shelf_delete", name=entry.name)))
     used = await shelf.aio.used_bytes()
-    await cl.Message(content=listing(lang, documents, entries, counted_as, used / 1e6,
-                                     settings.shelf_max_mb, named),
+    await cl.Message(content=listing(lang, documents, entries, counted_as, mb(used), mb(shelf.max_bytes),
+                                     named),
                      author=AUTHOR, actions=actions).send()
 
 

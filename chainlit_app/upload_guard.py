@@ -36,9 +36,9 @@ from glm1m.chainlit_app.i18n import EN, language_of, t
 from glm1m.chainlit_app.refusals import say_refused
 from glm1m.documents.formats import FORMATS
 from glm1m.settings import Settings
+from glm1m.sizes import MB
 from glm1m.translation.formats import table_formats
 
-MB = 1024 * 1024  # as glm1m's readers and Chainlit's server count megabytes
 FRAMING = 64 * 1024  # the multipart boundaries and part headers around the one file
 
 
@@ -97,12 +97,13 @@ def too_large_for_any(size: int, settings: Settings, lang: str = EN) -> str:
 
 
 def configure_page(settings: Settings) -> None:
-    """The page's file picker offers only these kinds, up to the largest limit. (Its size check
-    counts 10^6-byte megabytes, so it is rounded up: the sentences here are the ones seen.)"""
+    """The page's file picker offers only these kinds, up to the largest limit. (Its size check,
+    alone in Chainlit 2.12, counts 10⁶-byte megabytes, so the limit is rounded up to them: the
+    refusals seen are the sentences here, in glm1m's 1024² megabytes.)"""
     upload = config.features.spontaneous_file_upload
     if upload is not None:
         upload.accept = {kind.mime: list(kind.suffixes) for kind in KINDS}
-        upload.max_size_mb = math.ceil(max(kind.limit(settings) for kind in KINDS) / 1e6)
+        upload.max_size_mb = math.ceil(max(kind.limit(settings) for kind in KINDS) / 1_000_000)
 
 
 class Refused(Exception):

@@ -11,6 +11,7 @@ import argparse
 from glm1m.catalog import said
 from glm1m.cli.output import say
 from glm1m.settings import Settings
+from glm1m.sizes import mb
 
 
 def add_command(commands: argparse._SubParsersAction) -> None:
@@ -38,7 +39,7 @@ def cmd_shelf_list(args: argparse.Namespace) -> int:
     settings = Settings()
     shelf = Shelf.of(settings.data_dir, settings.shelf_max_mb, args.user)
     entries = shelf.entries()
-    table = Table(title=f"Shelf ({shelf.used_bytes() / 1e6:,.1f} of {settings.shelf_max_mb:,.0f} MB)")
+    table = Table(title=f"Shelf ({mb(shelf.used_bytes()):,.1f} of {mb(shelf.max_bytes):,.0f} MB)")
     for column in ("name", "pages or sections", "tokens", "added", "hash"):
         table.add_column(column, justify="right" if column in ("pages or sections", "tokens") else "left")
     for e in entries:
@@ -57,7 +58,7 @@ def cmd_shelf_rm(args: argparse.Namespace) -> int:
 
     settings = Settings()
     removed = Shelf.of(settings.data_dir, settings.shelf_max_mb, args.user).remove(args.name)
-    say(said("cli_shelf_removed", name=removed.name, hash=removed.sha256[:12], mb=removed.bytes / 1e6))
+    say(said("cli_shelf_removed", name=removed.name, hash=removed.sha256[:12], mb=mb(removed.bytes)))
     return 0
 
 

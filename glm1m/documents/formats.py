@@ -20,6 +20,7 @@ from glm1m.documents.pages import DocumentText, Kind
 from glm1m.errors import DocumentError
 from glm1m.progress import OnProgress, ignore
 from glm1m.settings import Settings
+from glm1m.sizes import MB
 
 
 @dataclass(frozen=True)
@@ -84,8 +85,6 @@ class ReadOptions:
                    settings.document_max_unpacked_mb, settings.document_max_unpack_ratio,
                    settings.reflow_max_pages, settings.reads_per_user)
 
-
-MB = 1024 * 1024
 
 
 def read_document(path: Path, options: ReadOptions = ReadOptions(), name: str | None = None,

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from glm1m.errors import LimitReached
 from glm1m.settings import Settings
+from glm1m.sizes import MB
 
-MB = 1024 * 1024
 # Below this, a zip is not refused for packing tightly: MuPDF opens 13 MB of DOCX XML in about
 # 6 s (measured, MuPDF 1.28.5), so what a small archive unpacks to costs seconds at most.
 RATIO_FROM_MB = 20

@@ -20,8 +20,8 @@ from glm1m.documents.pages import DocumentText, Page, spans
 from glm1m.documents.vertical import page_text
 from glm1m.errors import DocumentError
 from glm1m.progress import OnProgress, Progress, Stage, ignore
+from glm1m.sizes import MB
 
-MB = 1024 * 1024  # Chainlit's upload limit (max_size_mb) counts megabytes this way too
 HEADER_WINDOW = 1024  # readers accept junk before "%PDF-" within the first 1 KB (PDF 1.7, H.3)
 INFLATE_ERRORS: tuple[type[Exception], ...] = (*MUPDF_ERRORS, zlib.error)
 

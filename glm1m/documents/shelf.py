@@ -37,9 +37,9 @@ from glm1m.documents.pages import DocumentText, text_body, text_of
 from glm1m.documents.shelf_db import connected, db_path
 from glm1m.errors import DocumentError
 from glm1m.files import write_whole
+from glm1m.sizes import MB, size_words
 
 OPEN_SHELF = "_open"  # the one shelf while login is off (a user's folder is a hex hash)
-MB = 1_000_000
 
 
 class ShelfFull(DocumentError):
@@ -292,10 +292,10 @@ class Shelf:
 
     def _full(self, name: str, needed: int, used: int) -> ShelfFull:
         largest = sorted(self.entries(), key=lambda e: -e.bytes)[:3]
-        names = [f"{e.name} ({_mb(e.bytes)})" for e in largest] or said("shelf_nothing_yet")
+        names = [f"{e.name} ({size_words(e.bytes)})" for e in largest] or said("shelf_nothing_yet")
         who = f" --user {self.user}" if self.user else ""
-        return ShelfFull(key="shelf_full", used=_mb(used), cap=_mb(self.max_bytes), name=name,
-                         needed=_mb(needed), command=f"glm1m shelf rm NAME{who}", largest=names)
+        return ShelfFull(key="shelf_full", used=size_words(used), cap=size_words(self.max_bytes), name=name,
+                         needed=size_words(needed), command=f"glm1m shelf rm NAME{who}", largest=names)
 
 
 class AsyncShelf:
@@ -343,9 +343,6 @@ class AsyncShelf:
     async def remove(self, name_or_prefix: str) -> Entry:
         return await asyncio.to_thread(self.shelf.remove, name_or_prefix)
 
-
-def _mb(n: int) -> str:
-    return f"{n / MB:,.1f} MB" if n >= MB // 10 else f"{n / 1000:,.1f} KB"
 
 
 def _bytes_of(path: Path) -> int:

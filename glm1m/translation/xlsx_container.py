@@ -14,8 +14,8 @@ from typing import Any, BinaryIO
 
 from glm1m.errors import TableError
 from glm1m.settings import Settings
+from glm1m.sizes import MB
 
-MB = 1024 * 1024
 # An encrypted (password-protected) OOXML file is not a zip but an OLE compound file holding an
 # "EncryptedPackage" stream (MS-OFFCRYPTO 2.3.4.4); an old .xls is an OLE file without one.
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"

@@ -10,6 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from glm1m.sizes import MB
 from tests.support import corpus
 from tests.support.chainlit_client import ChainlitSession
 
@@ -92,8 +93,6 @@ async def test_every_bad_input_gets_a_sentence_or_a_result_and_nothing_is_lost(
         {"role": "user", "content": "first question"}, {"role": "assistant", "content": first_answer},
         {"role": "user", "content": "second question"}]
 
-
-MB = 1024 * 1024
 
 
 def memory_kb(pid: int, field: str) -> int:

@@ -8,8 +8,9 @@ import pytest
 from fastapi import HTTPException
 from starlette.requests import Request
 
-from glm1m.chainlit_app.upload_guard import MB, kind_of, receive_file, too_large
+from glm1m.chainlit_app.upload_guard import kind_of, receive_file, too_large
 from glm1m.settings import Settings
+from glm1m.sizes import MB
 
 SETTINGS = Settings(document_max_mb=2, csv_max_mb=1, xlsx_max_mb=1, _env_file=None)
 CHUNK = 64 * 1024
