@@ -1,5 +1,6 @@
 """The prompts of a document's translation, as parts: the system message, the document part (the
-whole document, or the window of sections that holds the section), the glossary and the section.
+whole document, or the window of sections that holds the section), the glossary and the section
+(their words are glm1m/prompts.py's).
 
 Every request of a document begins with the same system message and the same document part, so
 vLLM's prefix cache serves that part after its first request and each section costs only its own
@@ -19,13 +20,9 @@ from dataclasses import dataclass
 
 from glm1m.doc_translation.sections import Section
 from glm1m.llm import Message
+from glm1m.prompts import GLOSSARY_ASK, document_translator, translated_document, with_glossary
 
-GLOSSARY_ASK = (
-    "Before translating, list the terms and names of this document that must be translated the "
-    "same way everywhere (technical terms, product and program names, proper names), at most 40, "
-    "each with its translation into {target}. Keep a name as it is where it is not translated. "
-    "Reply with JSON only: {{\"terms\": [{{\"term\": \"...\", \"translation\": \"...\"}}]}}."
-)
+__all__ = ["GLOSSARY_ASK", "DocumentPrompt", "document_part", "structured_glossary"]
 
 
 @dataclass(frozen=True)
@@ -37,20 +34,10 @@ class DocumentPrompt:
     glossary: tuple[tuple[str, str], ...] = ()
 
     def system(self) -> str:
-        source = f" from {self.source_language}" if self.source_language else ""
-        return (
-            f"You are a professional translator. The user sends a document, then one section of it. "
-            f"Translate only that section{source} into {self.target_language}, in keeping with the "
-            f"whole document. Reply with the translation only: no notes, no quotes, no document "
-            f"tags. Keep numbers, line breaks, Markdown markers, every HTML tag with its attributes "
-            f"exactly as written, and every placeholder like ⟦1⟧ exactly once.")
+        return document_translator(self.target_language, self.source_language)
 
     def document_message(self) -> Message:
-        text = self.document
-        if self.glossary:
-            terms = "\n".join(f"- {term} → {translation}" for term, translation in self.glossary)
-            text += f"\n\nAlways translate these terms exactly as given:\n{terms}"
-        return {"role": "user", "content": text}
+        return {"role": "user", "content": with_glossary(self.document, self.glossary)}
 
     def shared(self) -> list[Message]:
         """What every section's request begins with: the system message and the document part."""
@@ -70,8 +57,7 @@ class DocumentPrompt:
 
 def document_part(sections: Sequence[Section]) -> str:
     """The sections' own text, in order: the document as the model reads it around a section."""
-    body = "\n\n".join(section.source for section in sections)
-    return f"<document>\n{body}\n</document>"
+    return translated_document("\n\n".join(section.source for section in sections))
 
 
 GLOSSARY_SCHEMA = {

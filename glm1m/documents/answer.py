@@ -16,7 +16,7 @@ from glm1m import affinity
 from glm1m.chat import MIN_ANSWER_TOKENS, close_now
 from glm1m.documents.budget import Budget, Strategy, measure
 from glm1m.documents.lookup import Limits, OnLookup, look_up, nothing
-from glm1m.documents.mapreduce import MapReduce, ask_map_reduce, system
+from glm1m.documents.mapreduce import MapReduce, ask_map_reduce
 from glm1m.documents.pages import DocumentText, Kind
 from glm1m.documents.prompt import Prompt, asked, members
 from glm1m.documents.prompt_ids import KeptIds, prompt_ids
@@ -24,15 +24,11 @@ from glm1m.documents.sets import DocumentSet, is_set, set_prompt
 from glm1m.errors import ContextTooLong, DocumentError
 from glm1m.llm import ChatParams, Llm, Message, Piece
 from glm1m.progress import OnProgress, ignore
+from glm1m.prompts import SET_SUMMARY_REQUEST, SUMMARY_REQUEST, document_system, whole_document
 from glm1m.settings import Settings
 
 __all__ = ["SET_SUMMARY_REQUEST", "SUMMARY_REQUEST", "MapReduce", "OpenDocument", "answer",
            "document_prompt", "open_document", "open_set", "plan_of", "whole_prompt", "with_strategy"]
-
-SUMMARY_REQUEST = ("Summarise the whole document: its purpose, its main points in order, and "
-                   "anything a reader must not miss.")
-SET_SUMMARY_REQUEST = ("Summarise each document in turn: its purpose, its main points in order, and "
-                       "anything a reader must not miss; then say where they agree or differ.")
 
 
 def plan_of(settings: Settings) -> MapReduce:
@@ -146,6 +142,5 @@ def document_prompt(text: DocumentText, question: str, kind: Kind | None = None)
     document's (when `text` holds none of it, to measure the frame). A set's: sets.set_prompt."""
     if is_set(text, kind):
         return set_prompt(text, question)
-    return Prompt(system(kind or text.kind),
-                  f"<document name=\"{text.name}\">\n{text.marked_text()}\n</document>\n\n",
+    return Prompt(document_system(kind or text.kind), whole_document(text.name, text.marked_text()),
                   asked(question), members(text) if text.pages else ())

@@ -29,30 +29,9 @@ from glm1m.documents.pages import LOCATION_PATTERN, DocumentText, Page, asked_lo
 from glm1m.documents.prompt import Prompt, asked, members
 from glm1m.llm import ChatParams, Llm, Piece
 from glm1m.progress import unit_said
+from glm1m.prompts import FIND, LOOKUP_SYSTEM, READ, TOOLS, cut_note, lookup_contents
 from glm1m.tool_calls import ToolCall
 
-FIND, READ = "find_passages", "read_location"
-TOOLS = [
-    {"type": "function", "function": {
-        "name": FIND,
-        "description": "Find the locations of the documents whose text holds the given words (any "
-                       "language); returns a short passage around the words from each, with its marker.",
-        "parameters": {"type": "object", "required": ["words"], "properties": {
-            "words": {"type": "string", "maxLength": 200,
-                      "description": "one or more words or phrases, separated by spaces"}}}}},
-    {"type": "function", "function": {
-        "name": READ,
-        "description": "Read one location whole, by its marker: 'p. 12' or '§ 3', with the "
-                       "document's letter when there are several: 'B p. 12'.",
-        "parameters": {"type": "object", "required": ["location"], "properties": {
-            "location": {"type": "string", "maxLength": 40}}}}},
-]
-SYSTEM = ("You answer questions about documents you cannot see whole. Look up what you need with the "
-          f"tools: {FIND} finds the locations whose text holds some words, {READ} reads one location "
-          "whole by its marker. Look up before you answer, then answer in the language of the "
-          "question. Every statement must cite the location it comes from exactly as its marker is "
-          "written ([p. N] or [§ N]; with the document's letter when there are several: [B p. N]). "
-          "If what you read does not say, answer that the documents do not say.")
 CALL_TOKENS = 256  # the first turn's call is at most ~100 tokens (first_call)
 PASSAGE_CHARS = 320  # around the words found, per location
 
@@ -72,7 +51,7 @@ class Lookup:
     result: str  # what the model reads back
     found: tuple[str, ...]  # the markers of the locations it returned: "p. 3", "B § 2"
     # Where nothing was read: the sentence that says why, which `result` is in English (the
-    # model's language here, as SYSTEM's), for a door to show in its reader's language.
+    # model's language here, as LOOKUP_SYSTEM's), for a door to show in its reader's language.
     note: Said | None = None
 
     def words(self, lang: str) -> str:
@@ -124,7 +103,7 @@ def listed(text: DocumentText) -> Said:
 
 def prompt(text: DocumentText, question: str) -> Prompt:
     """The contents first (not the text: the model looks it up), the question last."""
-    return Prompt(SYSTEM, f"Documents:\n{listed(text).render(EN)}\n\n", asked(question), members(text))
+    return Prompt(LOOKUP_SYSTEM, lookup_contents(listed(text).render(EN)), asked(question), members(text))
 
 
 def plain(page: Page) -> Page:
@@ -192,7 +171,7 @@ def example(text: DocumentText) -> str:
 
 
 def cut(result: str, chars: int) -> str:
-    return result if len(result) <= chars else f"{result[:chars]}\n[… cut at {chars:,} characters]"
+    return result if len(result) <= chars else cut_note(result, chars)
 
 
 def carry_out(text: DocumentText, call: ToolCall, limits: Limits) -> Lookup:

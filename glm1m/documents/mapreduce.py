@@ -21,15 +21,7 @@ from glm1m.documents.split import Chunk, resplit, split
 from glm1m.errors import DocumentError, ServerUnavailable, UserFacingError
 from glm1m.llm import ChatParams, Llm, Message, Piece
 from glm1m.progress import OnProgress, Progress, Stage, Tally, ignore
-
-
-def system(kind: Kind = Kind.PAGE) -> str:
-    """The system prompt; the same for every question about one document (the prefix cache)."""
-    return ("You answer questions about the document the user gives you, in the language of the "
-            f"question. Every statement must cite the {kind.value} it comes from as {kind.cite_how}, "
-            f"using the {kind.value} markers in the document. If the document does not say, answer "
-            "that it does not.")
-
+from glm1m.prompts import combine_ask, document_system, note_ask, notes_block
 
 MIN_CHUNK_TOKENS = 256
 # Counted separately, a chunk and the prompt around it can tokenize a few tokens longer together
@@ -64,27 +56,19 @@ class Note:
         return self.kind.span(self.first, self.last)
 
     def block(self) -> str:
-        return f"Notes on {self.pages}:\n{self.text}"
+        return notes_block(self.pages, self.text)
 
 
 def note_prompt(name: str, chunk: Chunk, question: str) -> list[Message]:
-    kind = chunk.kind.value
-    return [{"role": "system", "content": system(chunk.kind)},
-            {"role": "user", "content": f"This is one part ({chunk.pages}) of the document {name}.\n"
-                                        f"<part>\n{chunk.text}\n</part>\n\nWrite short notes, with {kind} "
-                                        f"citations, of what this part says about: {question}"}]
+    return [{"role": "system", "content": document_system(chunk.kind)},
+            {"role": "user", "content": note_ask(name, chunk.pages, chunk.text, chunk.kind, question)}]
 
 
 def combine_prompt(name: str, notes: Sequence[Note], question: str, final: bool,
                    kind: Kind = Kind.PAGE) -> list[Message]:
     combined = "\n\n".join(note.block() for note in notes)
-    how = kind.cite_how
-    ask = (f"From these notes, answer: {question}\nKeep the {kind.value} citations {how}." if final else
-           f"Combine these notes into shorter notes about: {question}\nKeep every {kind.value} "
-           f"citation {how}.")
-    return [{"role": "system", "content": system(kind)},
-            {"role": "user", "content": f"Notes taken part by part from the document {name}, with "
-                                        f"{kind.value} citations:\n\n{combined}\n\n{ask}"}]
+    return [{"role": "system", "content": document_system(kind)},
+            {"role": "user", "content": combine_ask(name, combined, question, final, kind)}]
 
 
 def margin(max_model_len: int) -> int:

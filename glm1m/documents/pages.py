@@ -49,13 +49,6 @@ class Kind(str, Enum):
         return "[p. {}]" if self is Kind.PAGE else "[§ {}]"
 
     @property
-    def cite_how(self) -> str:
-        """How the prompts tell the model to cite."""
-        if self is Kind.SET:
-            return "[A p. N] or [A § N], with the letter of its document as in the markers"
-        return "[p. N]" if self is Kind.PAGE else "[§ N]"
-
-    @property
     def citation(self) -> re.Pattern[str]:
         """A citation as models write it: [p. 3], [p.3], [p. 5-6]; [§ 3], [§3], [§ 5–6],
         [§§ 5-6], [§ 3, § 7], and a heading after the number ([§ 3 Installation]), which some

@@ -1,4 +1,5 @@
-"""A document prompt as its parts, and the one place the question's frame ("Question: …") is written.
+"""A document prompt as its parts, and the one place the question is put in its frame
+(glm1m/prompts.py's QUESTION, "Question: …"; the words of every prompt are there).
 
 A builder (answer.whole_prompt's `document_prompt`, sets.set_prompt, lookup.prompt) returns a
 `Prompt`: the system message, the document part (everything of the user message before the
@@ -14,8 +15,7 @@ from dataclasses import dataclass
 
 from glm1m.documents.pages import DocumentText, Page, index_of
 from glm1m.llm import Message
-
-QUESTION = "Question: "  # the frame every document prompt's question goes in, last
+from glm1m.prompts import QUESTION
 
 
 def asked(question: str) -> str:

@@ -22,21 +22,11 @@ document as it always was: its own name, markers "[p. N]", the one-document prom
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from xml.sax.saxutils import quoteattr
 
 from glm1m.catalog import render, said
 from glm1m.documents.pages import DocumentText, Kind, Page, index_of, letter
 from glm1m.documents.prompt import Prompt, asked, members
-
-# The same for every set (the prefix cache): it says how documents are labelled, and each block's
-# header says which letter is which file.
-SET_SYSTEM = ("You answer questions about the documents the user gives you, in the language of the "
-              "question. Each document comes in a block of its own, labelled with a capital letter "
-              "(A, B, C, … in the order given) and its file name, and the marker before each of its "
-              "pages or sections carries that letter: [B p. 12] is page 12 of document B, [C § 3] "
-              "section 3 of document C. Every statement must cite the location it comes from exactly "
-              "as its marker is written, letter included ([A p. N] or [A § N]). If the documents do "
-              "not say, answer that they do not.")
+from glm1m.prompts import SET_BLOCK_END, SET_SYSTEM, set_block_head
 
 
 @dataclass(frozen=True)
@@ -116,9 +106,8 @@ def labelled(label: str, doc: DocumentText) -> list[Page]:
     """The document's locations with its letter, its block's header on the first and end on the
     last. A document without locations still gets its block, so its letter is not skipped."""
     pages = list(doc.pages) or [Page(1, "", doc.kind)]
-    head = f"<document label=\"{label}\" name={quoteattr(doc.name)}>\n"
-    pages[0] = replace(pages[0], head=head)
-    pages[-1] = replace(pages[-1], tail="\n</document>")
+    pages[0] = replace(pages[0], head=set_block_head(label, doc.name))
+    pages[-1] = replace(pages[-1], tail=SET_BLOCK_END)
     return [replace(page, doc=label) for page in pages]
 
 

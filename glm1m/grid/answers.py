@@ -24,6 +24,7 @@ from typing import Any
 from glm1m.catalog import Said, said
 from glm1m.documents.pages import Kind
 from glm1m.grid.questions import AnswerType, Question
+from glm1m.prompts import SHAPE, grid_prose, grid_typed
 
 VALUE_SCHEMA: dict[AnswerType, dict[str, Any]] = {
     AnswerType.TEXT: {"type": "string"},
@@ -32,19 +33,8 @@ VALUE_SCHEMA: dict[AnswerType, dict[str, Any]] = {
     AnswerType.YES_NO: {"type": "string", "enum": ["yes", "no"]},
     AnswerType.LIST: {"type": "array", "items": {"type": "string"}},
 }
-SHAPE = {  # what the prompt says the value is (the model reads it; the schema holds it to it)
-    AnswerType.TEXT: "a short text",
-    AnswerType.NUMBER: "a number (digits only, no unit)",
-    AnswerType.DATE: "a date as YYYY-MM-DD",
-    AnswerType.YES_NO: "\"yes\" or \"no\"",
-    AnswerType.LIST: "a list of short texts",
-}
 NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 ISO_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
-
-
-NOT_ANSWERED = ("If the document does not answer it, say plainly that the document does not say, "
-                "and nothing else.")
 
 
 def schema(kind: AnswerType) -> dict[str, Any]:
@@ -64,10 +54,8 @@ def structured(kind: AnswerType) -> dict[str, Any]:
 def asked(question: Question, kind: Kind) -> str:
     """The question as sent: a typed one says the JSON it wants, with the document's citations."""
     if question.type is None:
-        return f"{question.text}\n{NOT_ANSWERED}"
-    return (f"{question.text}\nReply with JSON only: {{\"answer\": {SHAPE[question.type]}, or null "
-            f"if the document does not answer it, \"citations\": the locations it rests on, each as "
-            f"{kind.cite_how}}}.")
+        return grid_prose(question.text)
+    return grid_typed(question.text, SHAPE[question.type], kind)
 
 
 @dataclass(frozen=True)

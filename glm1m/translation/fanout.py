@@ -16,6 +16,7 @@ from glm1m.catalog import EN, Said, render, said
 from glm1m.counting import OnTokens, complete_counting, no_tokens
 from glm1m.errors import ContextTooLong, UserFacingError
 from glm1m.llm import ChatParams, Llm
+from glm1m.prompts import table_translator
 
 
 @dataclass(frozen=True)
@@ -32,16 +33,7 @@ class Job:
 
     def system_prompt(self) -> str:
         """Identical for every row, so vLLM's prefix cache serves it after the first request."""
-        source = f" from {self.source_language}" if self.source_language else ""
-        lines = [
-            f"You are a professional translator. Translate the user's text{source} into "
-            f"{self.target_language}. Reply with the translation only: no notes, no quotes. Keep "
-            f"numbers, names, line breaks and formatting."
-        ]
-        if self.glossary:
-            lines.append("Always translate these terms exactly as given:")
-            lines += [f"- {term} → {translation}" for term, translation in self.glossary]
-        return "\n".join(lines)
+        return table_translator(self.target_language, self.source_language, self.glossary)
 
 
 @dataclass(frozen=True)

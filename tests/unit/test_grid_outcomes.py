@@ -14,7 +14,8 @@ import pytest
 from glm1m.catalog import EN, ZH, render
 from glm1m.documents.pages import Kind
 from glm1m.errors import ServerBusy
-from glm1m.grid.answers import NOT_ANSWERED, asked, read_answer
+from glm1m.grid.answers import asked, read_answer
+from glm1m.prompts import NOT_ANSWERED
 from glm1m.grid.job import run_grid
 from glm1m.grid.questions import AnswerType, Question
 from glm1m.llm import Message
