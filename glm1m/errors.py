@@ -120,6 +120,7 @@ class PlanError(UserFacingError):
 class StartFailed(UserFacingError):
     """A child process exited or never became ready; the message says which and where to look."""
     lead = "lead_start"
+    exit_code = 1  # a server that did not start or stopped, not a bad input (cli/main.py says it)
 
 
 # Configuration.

@@ -31,7 +31,6 @@ BF16_TFLOPS: tuple[tuple[str, float], ...] = (
     ("a10", 125.0),
 )
 H200_TFLOPS = 989.0
-MEASURED_GPU = "NVIDIA H200"  # what the measurement above ran on
 TP_EFFICIENCY = 0.945  # TP 2 read a 1M-token prompt 1.89x faster than one H200 (benchmarks.md)
 MIN_OBSERVED_TOKENS = 4_000  # shorter prompts say more about overheads than about prefill
 OBSERVATIONS_KEPT = 20
@@ -111,16 +110,9 @@ class PrefillClock:
         if tokens >= MIN_OBSERVED_TOKENS:
             self.observed = [*self.observed, seconds / h200_prefill_s(tokens)][-OBSERVATIONS_KEPT:]
 
-    @property
-    def read_on(self) -> tuple[int, str]:
-        """What an estimate not learned from this server is for: how many GPUs read one prompt
-        together, and which (nvidia-smi's name); a server glm1m did not start, one H200."""
-        if self.served is None:
-            return 1, MEASURED_GPU
-        return max(1, self.served.tensor_parallel), self.served.gpu
-
     def where_said(self) -> Said:
-        """read_on by id: "one H200", "2× H100"."""
+        """What an estimate not learned from this server is for, by id: "one H200", "2× H100"
+        (a server glm1m did not start: one H200)."""
         return said("on_one_gpu", gpu="H200") if self.served is None else self.served.where_said()
 
     def basis_said(self) -> Said:

@@ -76,14 +76,12 @@ def add_layout_arg(parser: argparse.ArgumentParser) -> None:
 
 
 def run_plan(args: argparse.Namespace) -> int:
-    try:
-        model = ModelShape.from_config_dir(args.model) if args.model else GLM4_9B_CHAT_1M
-        gpu, count = planned_gpus(args)
-        plan = make_plan(model, gpu, gpus=count, utilization=args.gpu_memory_utilization,
-                         max_model_len=args.max_model_len, kv_cache_dtype=args.kv_cache_dtype,
-                         quantization=args.quantization, layout=args.layout)
-    except PlanError as error:
-        return fail(said("cli_plan_failed", error=error.as_said()))
+    """The plan's table; a plan that cannot fit is a PlanError, said by cli/main.py (exit 2)."""
+    model = ModelShape.from_config_dir(args.model) if args.model else GLM4_9B_CHAT_1M
+    gpu, count = planned_gpus(args)
+    plan = make_plan(model, gpu, gpus=count, utilization=args.gpu_memory_utilization,
+                     max_model_len=args.max_model_len, kv_cache_dtype=args.kv_cache_dtype,
+                     quantization=args.quantization, layout=args.layout)
     if args.host_mem is not None and args.host_mem <= 0:
         return fail(said("cli_host_mem", value=args.host_mem))
     from rich.console import Console
@@ -100,10 +98,7 @@ def run_plan(args: argparse.Namespace) -> int:
     tier = size_tier(plan, host) if host else None
     disk = None
     if disk_dir and tier:
-        try:
-            disk = size_disk_tier(plan, tier, Path(disk_dir), int(settings.kv_disk_gib * GIB))
-        except PlanError as error:
-            return fail(said("cli_plan_failed", error=error.as_said()))
+        disk = size_disk_tier(plan, tier, Path(disk_dir), int(settings.kv_disk_gib * GIB))
     show(plan, Console(highlight=False), tier, disk)
     return 0
 

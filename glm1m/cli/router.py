@@ -7,8 +7,7 @@ import argparse
 
 from glm1m.catalog import said
 from glm1m.cli.exposure import LOOPBACK, OPEN_ROUTES
-from glm1m.cli.output import fail, say
-from glm1m.errors import StartFailed
+from glm1m.cli.output import say
 from glm1m.settings import Settings
 
 
@@ -62,8 +61,6 @@ def cmd_router(args: argparse.Namespace) -> int:
         router.wait_ready(proc, options)
         say(said("cli_router_ready", url=options.base_url, backends=list(options.backends)))
         return proc.wait()
-    except StartFailed as error:
-        return fail(error, 1)
     except KeyboardInterrupt:
         return 0
     finally:

@@ -11,7 +11,7 @@ from glm1m.catalog import Said, said
 from glm1m.cli.exposure import LOOPBACK, OPEN_ENDPOINTS, OPEN_ROUTES
 from glm1m.cli.output import fail, say
 from glm1m.cli.plan import add_layout_arg
-from glm1m.errors import PlanError, StartFailed, UserFacingError
+from glm1m.errors import PlanError, StartFailed
 from glm1m.server.flags import last_value
 from glm1m.server.launch import DEFAULT_MODEL, ServeOptions
 from glm1m.server.profile import PROFILES
@@ -153,8 +153,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
         code = server.wait()
         say(exit_reason.exited_said(said("what_model_server"), code, str(log), said("when_serving")))
         return 1
-    except StartFailed as error:
-        return fail(error, 1)
     except KeyboardInterrupt:
         return 0
     finally:
@@ -207,8 +205,6 @@ def serve_replicas(args: argparse.Namespace, options: ServeOptions, settings: Se
         return replicas.supervise(procs, stack, settings, settings.log_dir, say, shm_before)
     except OSError as error:
         return fail(StartFailed(key="logs_unwritable", folder=settings.log_dir, reason=error.strerror))
-    except UserFacingError as error:  # the plan, a port taken, a server that did not start
-        return fail(error, 1)
     except KeyboardInterrupt:
         return 0
     finally:

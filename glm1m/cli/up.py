@@ -15,7 +15,7 @@ from pathlib import Path
 from glm1m.catalog import said
 from glm1m.cli.output import fail, say
 from glm1m.cli.serve import add_serve_args, record_served, serve_options
-from glm1m.errors import StartFailed, UserFacingError
+from glm1m.errors import StartFailed
 from glm1m.server.launch import ServeOptions
 from glm1m.settings import Settings
 
@@ -174,8 +174,6 @@ def cmd_up(args: argparse.Namespace) -> int:
         wait_ui(children[1], url, ui_log)
         say(said("cli_open_both", url=url))
         return wait_any(children, server_log)
-    except StartFailed as error:
-        return fail(error, 1)
     except KeyboardInterrupt:
         say(said("cli_stopping"))
         return 0
@@ -224,8 +222,6 @@ def up_replicas(args: argparse.Namespace, options: ServeOptions, settings: Setti
         wait_ui(procs[-1], url, ui_log)
         say(said("cli_open_all", url=url))
         return replicas.supervise(procs, stack, settings, settings.log_dir, say, shm_before)
-    except UserFacingError as error:
-        return fail(error, 1)
     except KeyboardInterrupt:
         say(said("cli_stopping"))
         return 0

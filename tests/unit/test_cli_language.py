@@ -59,10 +59,10 @@ def test_a_bad_setting_is_said_in_the_users_language_though_the_settings_cannot_
 def test_a_plan_that_does_not_fit_says_why_in_chinese(tmp_path: Path) -> None:
     chinese = glm1m(tmp_path, "plan", "--gpu-mem", "8", GLM1M_LANG="zh")
     assert chinese.returncode == 2
-    assert chinese.stderr.startswith("glm1m: plan：一块 8 GiB GPU（8.0 GiB）放不下 GLM-4-9B-Chat-1M：")
+    assert chinese.stderr.startswith("glm1m: 一块 8 GiB GPU（8.0 GiB）放不下 GLM-4-9B-Chat-1M：")
     assert "已没有留给 KV 缓存的空间。" in chinese.stderr
     english = glm1m(tmp_path, "plan", "--gpu-mem", "8", GLM1M_LANG="en")
-    assert english.stderr.startswith("glm1m: plan: GLM-4-9B-Chat-1M does not fit on one 8 GiB GPU "
+    assert english.stderr.startswith("glm1m: GLM-4-9B-Chat-1M does not fit on one 8 GiB GPU "
                                      "(8.0 GiB): at utilisation 0.92 vLLM gets")
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from glm1m.catalog import EN, render
-from glm1m.cli import plan as plan_cli, serve as serve_cli
+from glm1m.cli import serve as serve_cli
 from glm1m.cli.main import build_parser, run as cli_run
 from glm1m.errors import PlanError, StartFailed
 from glm1m.server import disk_tier, launch
@@ -195,11 +195,9 @@ def test_a_cap_larger_than_the_disk_is_said(tmp_path: Path) -> None:
 
 
 def plan_out(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    import argparse
+    from glm1m.cli.main import run
 
-    parser = argparse.ArgumentParser(prog="glm1m")
-    plan_cli.add_command(parser.add_subparsers(dest="command", required=True))
-    code = plan_cli.run_plan(parser.parse_args(["plan", *argv]))
+    code = run(["plan", *argv])  # as the command line runs it: cli/main.py says a PlanError
     captured = capsys.readouterr()
     return code, " ".join(captured.out.split()), captured.err
 
