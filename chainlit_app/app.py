@@ -158,9 +158,9 @@ async def on_message(message: cl.Message) -> None:
     uploads = sort_uploads(message.elements or [])
     if left_out := uploads.left_out():
         await say(in_page_language(left_out))
-    if uploads.csv:
+    if uploads.tables:
         glossary = (uploads.glossary[0].path, uploads.glossary[0].name) if uploads.glossary else None
-        await run_translation(uploads.csv[0].path, uploads.csv[0].name, glossary)
+        await run_translation(uploads.tables[0].path, uploads.tables[0].name, glossary)
     elif uploads.documents:
         await read_documents(uploads.documents, text)
     elif uploads.other and not text.strip():

@@ -73,14 +73,14 @@ async def run_document_page(elements: Sequence[UploadedFile]) -> None:
     is translated as a table; without either it says how the command is used."""
     lang = session.lang()
     uploads = sort_uploads(elements)
-    if not uploads.documents and uploads.csv:
+    if not uploads.documents and uploads.tables:
         glossary = (uploads.glossary[0].path, uploads.glossary[0].name) if uploads.glossary else None
-        await run_translation(uploads.csv[0].path, uploads.csv[0].name, glossary)
+        await run_translation(uploads.tables[0].path, uploads.tables[0].name, glossary)
         return
     if not uploads.documents:
         await say(t(lang, "doc_page_how", command=COMMANDS[lang]))
         return
-    document, others = uploads.documents[0], uploads.documents[1:] + uploads.csv + uploads.glossary
+    document, others = uploads.documents[0], uploads.documents[1:] + uploads.tables + uploads.glossary
     if others:
         await say(t(lang, "doc_page_left_out", names=[f.name for f in others], count=len(others),
                     used=document.name))

@@ -67,7 +67,7 @@ async def run_grid_page(elements: Sequence[UploadedFile], text: str) -> None:
     state, settings = session.current(), get_settings()
     lang = state.lang
     uploads = sort_uploads(elements)
-    tables = uploads.csv + uploads.glossary  # under Grid a table is the questions, never translated
+    tables = uploads.tables + uploads.glossary  # under Grid a table is the questions, never translated
     if not uploads.documents or not (tables or text.strip()):
         await say(t(lang, "grid_how", command=COMMANDS[lang]))
         return

@@ -27,12 +27,12 @@ class Upload:
 
 GLOSSARY_NAMES = ("glossary", "terms", "术语", "词汇")
 DOCUMENT_MIMES = {f.mime for f in FORMATS}  # every document format goes to the `documents` list
-TABLE_MIMES = {m for f in table_formats() for m in f.mimes}  # every table goes to the `csv` list
+TABLE_MIMES = {m for f in table_formats() for m in f.mimes}  # every table goes to the `tables` list
 
 
 @dataclass
 class Uploads:
-    csv: list[Upload] = field(default_factory=list)
+    tables: list[Upload] = field(default_factory=list)  # every table: CSV, TSV, XLSX (translation/table.py)
     glossary: list[Upload] = field(default_factory=list)  # a CSV named like a glossary
     documents: list[Upload] = field(default_factory=list)  # every document: PDF, DOCX, EPUB, ... (formats.py)
     other: list[Upload] = field(default_factory=list)
@@ -41,9 +41,9 @@ class Uploads:
         """A message works on one table (with its glossary), or else on its documents, all of
         them together: the sentence (by id) naming the files left out, which would otherwise be
         ignored without a word; None if none are."""
-        if not self.csv:
+        if not self.tables:
             return None
-        used, tables, documents = self.csv[0], self.csv[1:], self.documents
+        used, tables, documents = self.tables[0], self.tables[1:], self.documents
         unread = tables + documents
         if not unread:
             return None
@@ -59,17 +59,17 @@ def sort_uploads(elements: Sequence[UploadedFile]) -> Uploads:
         mime = (element.mime or "").lower()
         upload = Upload(element.name, Path(element.path))
         if table_format(element.name) is not None or mime in TABLE_MIMES:
-            uploads.csv.append(upload)
+            uploads.tables.append(upload)
         elif format_of(element.name) is not None or mime in DOCUMENT_MIMES:
             uploads.documents.append(upload)
         else:
             uploads.other.append(upload)
     # With two CSVs attached, the one named like a glossary is the glossary; a single CSV is
     # always the data, whatever its name ("terms.csv" may well be the file to translate).
-    if len(uploads.csv) > 1:
-        named = [f for f in uploads.csv if any(w in f.name.lower() for w in GLOSSARY_NAMES)
+    if len(uploads.tables) > 1:
+        named = [f for f in uploads.tables if any(w in f.name.lower() for w in GLOSSARY_NAMES)
                  and table_format(f.name) is GLOSSARY]  # a glossary is a two-column CSV
         if named:
             uploads.glossary = named[:1]
-            uploads.csv = [f for f in uploads.csv if f is not named[0]]
+            uploads.tables = [f for f in uploads.tables if f is not named[0]]
     return uploads

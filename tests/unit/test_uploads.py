@@ -17,12 +17,12 @@ class File:
 
 def test_a_single_csv_is_the_data_whatever_its_name() -> None:
     uploads = sort_uploads([File("terms.csv")])
-    assert [f.name for f in uploads.csv] == ["terms.csv"] and not uploads.glossary
+    assert [f.name for f in uploads.tables] == ["terms.csv"] and not uploads.glossary
 
 
 def test_beside_data_a_csv_named_glossary_is_the_glossary() -> None:
     uploads = sort_uploads([File("rows.csv"), File("术语glossary.csv")])
-    assert [f.name for f in uploads.csv] == ["rows.csv"]
+    assert [f.name for f in uploads.tables] == ["rows.csv"]
     assert [f.name for f in uploads.glossary] == ["术语glossary.csv"]
 
 

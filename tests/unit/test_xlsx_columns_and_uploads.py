@@ -87,7 +87,7 @@ def test_xlsx_uploads_go_to_translation_and_a_glossary_is_a_csv(tmp_path: Path) 
 
     xlsx = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
     uploads = sort_uploads([Element("报告.xlsx", xlsx), Element("glossary.csv", "text/csv")])
-    assert [u.name for u in uploads.csv] == ["报告.xlsx"]
+    assert [u.name for u in uploads.tables] == ["报告.xlsx"]
     assert [u.name for u in uploads.glossary] == ["glossary.csv"]
     uploads = sort_uploads([Element("terms.xlsx"), Element("data.csv")])
-    assert [u.name for u in uploads.csv] == ["terms.xlsx", "data.csv"] and uploads.glossary == []
+    assert [u.name for u in uploads.tables] == ["terms.xlsx", "data.csv"] and uploads.glossary == []
