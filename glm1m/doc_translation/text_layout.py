@@ -61,15 +61,15 @@ class TextLayout:
             keeps.append(match.group(0))
             return f"⟦{len(keeps)}⟧"
         text = "\n".join(KEPT.sub(masked, body) if self.markdown else body for body in bodies)
-        source = SLOT.sub(lambda m: keeps[int(m.group(1)) - 1], text)
+        source = "\n".join(bodies)  # as read: the ⟦n⟧ above are ours, never read back out of `text`
         index = len(self.sections)
         self.sections.append(Section(index, text, source))
         self.shapes[index] = Shape(tuple(prefixes), tuple(keeps), suffix)
         self.pieces.append(index)
 
     def kept(self, section: Section, answer: str) -> bool:
-        wanted = sorted(SLOT.findall(section.text))
-        return sorted(SLOT.findall(answer)) == wanted
+        count = len(self.shapes[section.index].keeps)
+        return slots(answer, count) == sorted(str(n) for n in range(1, count + 1))
 
     def fell_back(self, section: Section, answer: str) -> str:
         return answer  # never asked: a Markdown section has no fallback
@@ -77,8 +77,7 @@ class TextLayout:
     def render(self, index: int, results: Mapping[int, Result], lang: str) -> str:
         shape, section = self.shapes[index], self.sections[index]
         done = translation(results, index)
-        text = SLOT.sub(lambda m: shape.keeps[int(m.group(1)) - 1],
-                        done if done is not None else section.text)
+        text = put_back(done, shape.keeps) if done is not None else section.source
         lines = [line for line in text.split("\n") if line.strip()] or [""]
         if len(shape.prefixes) == 1 and len(lines) > 1:
             lines = [" ".join(line.strip() for line in lines)]  # a heading or a cell stays one line
@@ -101,6 +100,19 @@ class TextLayout:
         out = "".join(p if isinstance(p, str) else self.render(p, results, lang) for p in self.pieces)
         path.write_bytes(out.encode("utf-8"))
         return []
+
+
+def slots(answer: str, count: int) -> list[str]:
+    """The numbers of the ⟦n⟧ in a model's `answer` that stand for one of a section's `count`
+    kept pieces, sorted as text; any other ⟦n⟧ is the document's own text."""
+    names = {str(n) for n in range(1, count + 1)}
+    return sorted(m.group(1) for m in SLOT.finditer(answer) if m.group(1) in names)
+
+
+def put_back(answer: str, keeps: tuple[str, ...]) -> str:
+    """A model's `answer` with each of its ⟦n⟧ slots (n in 1..len(keeps)) the piece it stands for."""
+    names = {str(n) for n in range(1, len(keeps) + 1)}
+    return SLOT.sub(lambda m: keeps[int(m.group(1)) - 1] if m.group(1) in names else m.group(0), answer)
 
 
 def read_text_layout(path: Path, markdown: bool) -> TextLayout:

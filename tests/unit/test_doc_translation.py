@@ -144,3 +144,27 @@ def test_html_answer_that_changes_tags_falls_back_to_the_text(tmp_path: Path) ->
     summary = run(src, llm, out)
     assert out.read_text(encoding="utf-8") == "<p>USE THE OPTION NOW.</p>"
     assert [n.key for n in summary.notes] == ["doc_tr_html_tags_lost"]
+
+
+def test_text_layout_knows_its_slots_by_what_it_masked_not_by_reading_its_text() -> None:
+    """The ⟦n⟧ glm1m puts in a section's text are counted where it puts them; a ⟦n⟧ the file
+    itself holds is the file's text (it made the old read-back raise IndexError)."""
+    from glm1m.doc_translation.text_layout import TextLayout
+    from glm1m.translation.fanout import Result
+
+    plain = TextLayout(markdown=False, newline="\n")
+    plain.add([""], ["see ⟦1⟧ here"])
+    section = plain.sections[0]
+    assert section.source == "see ⟦1⟧ here" and plain.kept(section, "siehe ⟦1⟧ hier")
+    assert plain.render(0, {0: Result(0, "siehe ⟦1⟧ hier", None)}, "en") == "siehe ⟦1⟧ hier"
+
+    markdown = TextLayout(markdown=True, newline="\n")
+    markdown.add(["- "], ["run `make` or ⟦7⟧"])
+    section = markdown.sections[0]
+    assert (section.text, section.source) == ("run ⟦1⟧ or ⟦7⟧", "run `make` or ⟦7⟧")
+    assert markdown.kept(section, "⟦1⟧ ausführen oder ⟦7⟧")
+    assert not markdown.kept(section, "ausführen oder ⟦7⟧")
+    assert not markdown.kept(section, "⟦1⟧ ⟦1⟧ ausführen")
+    done = {0: Result(0, "⟦1⟧ ausführen oder ⟦7⟧", None)}
+    assert markdown.render(0, done, "en") == "- `make` ausführen oder ⟦7⟧"
+    assert markdown.render(0, {}, "en").startswith("- run `make` or ⟦7⟧ <!-- ")
