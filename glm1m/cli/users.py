@@ -80,10 +80,12 @@ def read_password(from_stdin: bool) -> str:
 
 def ensure_first_user(settings: Settings, interactive: bool) -> str | None:
     """Before `glm1m up` starts a UI that needs a login: None when someone can log in (or login
-    is off), after asking for the first user at a terminal; else the sentence saying what to do."""
+    is off), after asking for the first user at a terminal; else the sentence saying what to do.
+    A malformed GLM1M_USERS or users file, or a refused name or password, is a UserFacingError
+    that cli/main.py says (exit 2), before anything starts."""
     if not settings.auth_required:
         return None
-    try:  # a malformed GLM1M_USERS or users file is a sentence here, as it is in the UI
+    try:
         accounts = Accounts.from_settings(settings)
         if accounts.users():
             return None
@@ -92,8 +94,6 @@ def ensure_first_user(settings: Settings, interactive: bool) -> str | None:
         say(said("cli_create_first_user"))
         name = input(render(language(), "cli_ask_name")).strip()
         accounts.add_user(name, new_login(name, False))
-    except UserFacingError as error:
-        return error.in_language(language())
     except (EOFError, KeyboardInterrupt):
         return render(language(), "cli_no_user_created")
     return None

@@ -196,8 +196,7 @@ def test_the_architecture_page_names_every_module() -> None:
 def test_the_cli_says_a_commands_error_in_one_place() -> None:
     """cli/main.py's `run` says every UserFacingError a command ends on, with its class's exit
     code (issue 35): 2 for bad input, 1 for a server that did not start or stopped (StartFailed).
-    No other CLI module catches a UserFacingError or any subclass, but users.py's first-user
-    question, whose answer `glm1m up` says before it starts anything."""
+    No other CLI module catches a UserFacingError or any subclass."""
     import glm1m.errors as errors
 
     classes = [name for name, value in vars(errors).items()
@@ -205,4 +204,4 @@ def test_the_cli_says_a_commands_error_in_one_place() -> None:
     handlers = {p.name: sum(len(re.findall(rf"except \(?[\w, ]*\b{name}\b", p.read_text(encoding="utf-8")))
                             for name in classes)
                 for p in (ROOT / "glm1m" / "cli").glob("*.py")}
-    assert {name: n for name, n in handlers.items() if n} == {"main.py": 1, "users.py": 1}
+    assert {name: n for name, n in handlers.items() if n} == {"main.py": 1}

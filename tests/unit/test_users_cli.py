@@ -82,6 +82,29 @@ def test_up_asks_for_the_first_user_or_says_how_to_add_one(tmp_path, monkeypatch
     assert ensure_first_user(real, interactive=False) is None  # someone can log in now
 
 
+def test_up_with_a_malformed_glm1m_users_ends_on_one_sentence_from_the_one_handler(
+        tmp_path, monkeypatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """ensure_first_user no longer turns the error into text itself: it goes on to cli/main.py,
+    which says it (exit 2) before `glm1m up` starts anything."""
+    from glm1m.cli.main import run
+    from glm1m.cli.users import ensure_first_user
+    from glm1m.errors import UserFacingError
+    from glm1m.settings import Settings
+
+    monkeypatch.setenv("GLM1M_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("GLM1M_LANG", "en")
+    monkeypatch.setenv("GLM1M_USERS", "alice=not-a-hash")
+    monkeypatch.setenv("GLM1M_AUTH", "true")  # the demo (no GPU here) runs open otherwise
+    with pytest.raises(UserFacingError) as refused:
+        ensure_first_user(Settings(demo=False), interactive=False)
+    assert refused.value.exit_code == 2
+    monkeypatch.setattr("glm1m.server.gpus.detect_gpus", lambda: [])
+    monkeypatch.setattr("glm1m.server.process.start", lambda *a, **k: pytest.fail("started"))
+    assert run(["up", "--port", "9", "--ui-port", "9"]) == 2
+    said = capsys.readouterr().err.strip().splitlines()
+    assert len(said) == 1 and said[0] == f"glm1m: {refused.value.in_language('en')}", said
+
+
 def test_remove_ends_the_login_and_an_unknown_name_gets_a_sentence(
         data_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     assert glm1m(["users", "add", "alice", "--password-stdin"], "correct horse\n", monkeypatch) == 0
